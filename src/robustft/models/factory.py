@@ -1,0 +1,82 @@
+"""Backbone loading: any Hugging Face encoder for sequence classification, and tiny random BERTs.
+
+Weights load only from safetensors (`use_safetensors=True`): never unpickle a checkpoint.
+"""
+
+from __future__ import annotations
+
+import torch
+from transformers import (
+    AutoConfig,
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+    BertConfig,
+    BertForMaskedLM,
+    BertForSequenceClassification,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+
+from robustft import resources
+from robustft.errors import MissingResource
+
+
+def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
+    ref = resources.resolve_model(name_or_path)
+    try:
+        return AutoTokenizer.from_pretrained(ref)
+    except OSError as exc:
+        raise MissingResource(f"cannot load a tokenizer from '{name_or_path}' ({ref}): {exc}") from None
+
+
+def load_classifier(name_or_path: str, label_names: tuple[str, ...] | None = None,
+                    **config_overrides) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """A sequence classifier and its tokenizer from an alias, a folder or a hub name.
+
+    `label_names` sets num_labels and id2label for a fresh head; a saved classifier keeps its own.
+    `config_overrides` are set on the config before the model is built (e.g. im_* settings).
+    """
+    ref = resources.resolve_model(name_or_path)
+    try:
+        config = AutoConfig.from_pretrained(ref)
+    except OSError as exc:
+        raise MissingResource(f"cannot load a model config from '{name_or_path}' ({ref}): {exc}") from None
+    if label_names is not None and not _has_matching_head(config, label_names):
+        config.num_labels = len(label_names)
+        config.id2label = dict(enumerate(label_names))
+        config.label2id = {n: i for i, n in enumerate(label_names)}
+    for key, value in config_overrides.items():
+        setattr(config, key, value)
+    model = AutoModelForSequenceClassification.from_pretrained(ref, config=config, use_safetensors=True)
+    return model, load_tokenizer(name_or_path)
+
+
+def _has_matching_head(config, label_names) -> bool:
+    id2label = getattr(config, "id2label", None) or {}
+    return [id2label.get(i, id2label.get(str(i))) for i in range(len(label_names))] == list(label_names) \
+        and config.num_labels == len(label_names)
+
+
+def tiny_bert_config(num_labels: int = 2, vocab_size: int = 30522, **overrides) -> BertConfig:
+    """2 layers, hidden 64: the shape of every fast unit test."""
+    kwargs = dict(vocab_size=vocab_size, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                  intermediate_size=128, max_position_embeddings=512, num_labels=num_labels,
+                  hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    kwargs.update(overrides)
+    return BertConfig(**kwargs)
+
+
+def tiny_bert(num_labels: int = 2, seed: int = 0, tokenizer: str = "minilm", **overrides):
+    """A random tiny BERT classifier with the MiniLM tokenizer (real word pieces, no download)."""
+    tok = load_tokenizer(tokenizer)
+    torch.manual_seed(seed)
+    model = BertForSequenceClassification(tiny_bert_config(num_labels, len(tok), **overrides))
+    return model.eval(), tok
+
+
+def tiny_bert_mlm(seed: int = 0, tokenizer: str = "minilm", **overrides):
+    """A random tiny BERT with a masked-LM head (decoder tied to the word embeddings)."""
+    tok = load_tokenizer(tokenizer)
+    torch.manual_seed(seed)
+    model = BertForMaskedLM(tiny_bert_config(2, len(tok), **overrides))
+    return model.eval(), tok

