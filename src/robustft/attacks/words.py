@@ -1,0 +1,120 @@
+"""Word/offset bookkeeping: a text as words with character spans, swapped without losing the rest.
+
+A word is a run of letters/digits, optionally joined by an inner apostrophe or hyphen ("don't",
+"well-made"). Everything between words (spaces, punctuation, SST-2's " 's ") is kept verbatim, so a
+swap changes only the characters of the swapped word. Substitutes take the case pattern of the word
+they replace. Substitutes must themselves be one word (`is_one_word`), so re-splitting an adversarial
+text gives the same number of words and differs from the original only at the modified positions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+WORD_RE = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
+
+
+def split_words(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
+    """The words of `text` and their (start, end) character spans."""
+    matches = list(WORD_RE.finditer(text))
+    return tuple(m.group() for m in matches), tuple(m.span() for m in matches)
+
+
+def is_one_word(candidate: str) -> bool:
+    """True when `candidate` is exactly one word by `WORD_RE` (no spaces, underscores, punctuation)."""
+    return WORD_RE.fullmatch(candidate) is not None
+
+
+def match_case(template: str, word: str) -> str:
+    """`word` written with the case pattern of `template` (UPPER, Title or lower as found)."""
+    if template.isupper() and len(template) > 1:
+        return word.upper()
+    if template[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+@dataclass(frozen=True)
+class AttackedText:
+    """An immutable text being attacked: its words, their spans, and which positions differ from the original.
+
+    `modified` holds the word indices changed relative to the original text; `last_modified` those
+    changed by the most recent step (what windowed constraints look at).
+    """
+
+    text: str
+    words: tuple[str, ...] = field(init=False)
+    spans: tuple[tuple[int, int], ...] = field(init=False)
+    original_words: tuple[str, ...] | None = None
+    modified: frozenset[int] = frozenset()
+    last_modified: frozenset[int] = frozenset()
+
+    def __post_init__(self):
+        words, spans = split_words(self.text)
+        object.__setattr__(self, "words", words)
+        object.__setattr__(self, "spans", spans)
+        if self.original_words is None:
+            object.__setattr__(self, "original_words", words)
+
+    @property
+    def num_words(self) -> int:
+        return len(self.words)
+
+    def replace_words(self, changes: dict[int, str]) -> AttackedText:
+        """A new text with word i replaced by changes[i] (case matched); other characters untouched."""
+        if not changes:
+            return self
+        pieces, cursor = [], 0
+        for i in sorted(changes):
+            start, end = self.spans[i]
+            new = match_case(self.words[i], changes[i])
+            if not is_one_word(new):
+                raise ValueError(f"substitute {new!r} is not a single word")
+            pieces += [self.text[cursor:start], new]
+            cursor = end
+        pieces.append(self.text[cursor:])
+        new_text = "".join(pieces)
+        modified = set(self.modified)
+        for i in changes:
+            if self.original_words[i].lower() == changes[i].lower():
+                modified.discard(i)  # swapped back to the original word
+            else:
+                modified.add(i)
+        return AttackedText(new_text, self.original_words, frozenset(modified), frozenset(changes))
+
+    def replace_word(self, index: int, word: str) -> AttackedText:
+        return self.replace_words({index: word})
+
+    def delete_word(self, index: int) -> str:
+        """The plain text with word `index` removed (with one adjacent space); used for importance only."""
+        start, end = self.spans[index]
+        if end < len(self.text) and self.text[end] == " ":
+            end += 1
+        elif start > 0 and self.text[start - 1] == " ":
+            start -= 1
+        return self.text[:start] + self.text[end:]
+
+    def put_token(self, index: int, token: str) -> str:
+        """The plain text with word `index` replaced by a special token such as [UNK] or [MASK]."""
+        start, end = self.spans[index]
+        return self.text[:start] + token + self.text[end:]
+
+    def window(self, index: int, size: int) -> tuple[int, int]:
+        """[lo, hi) word indices of a window of `size` words around `index`, shifted to fit the text."""
+        n = self.num_words
+        if size is None or size >= n:
+            return 0, n
+        lo = max(0, index - (size - 1) // 2)
+        hi = min(n, lo + size)
+        return max(0, hi - size), hi
+
+    def text_window(self, lo: int, hi: int) -> str:
+        """The characters from word lo to word hi-1 (inclusive of the text between them)."""
+        if hi <= lo:
+            return ""
+        return self.text[self.spans[lo][0]:self.spans[hi - 1][1]]
+
+    def swaps(self) -> list[dict]:
+        """The reported substitutions: [{index, original, new}] in word order."""
+        return [{"index": i, "original": self.original_words[i], "new": self.words[i]} for i in sorted(self.modified)]
