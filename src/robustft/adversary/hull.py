@@ -1,0 +1,124 @@
+"""The ASCC convex-hull adversary (Dong et al., ICLR 2021), as RIFT runs it.
+
+Each perturbable word gets logits over its candidate slots; its adversarial embedding is the
+softmax-weighted mix of its candidates' embeddings (masked slots at -500). The logits start
+Kaiming-normal and take Adam steps with the model in eval mode, maximising
+
+    gain(p_adv) - entropy_weight * sum_words H(w) / entropy_norm
+
+where gain is KL(p_clean || p_adv) summed over the batch (training; RIFT and ASCC) or the cross-entropy
+of the true label (the white-box attack). The entropy term pulls each w towards one real word. The
+weights come back detached.
+
+Deviation (docs/rift.md): the SPEC's E is the embedding *output* (word + position + segment, then
+LayerNorm). With Hugging Face `inputs_embeds` only the word embedding can be replaced, so the hull mixes
+word embeddings and the model adds position/segment embeddings and LayerNorm afterwards. Position and
+segment terms are identical across a position's candidates and the weights sum to one, so the only
+difference is LayerNorm(mix) instead of mix(LayerNorm). This is what makes the adversary work on any
+encoder and on IM models unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from robustft.adversary.candidates import CandidateTable
+from robustft.adversary.embeds import forward_embeds
+
+MASKED_LOGIT = -500.0
+
+
+@dataclass(frozen=True)
+class HullSettings:
+    steps: int = 10
+    lr: float = 1.0
+    weight_decay: float = 2e-5
+    entropy_weight: float = 15.0
+    # The release divides the summed entropy by its (max length x batch) constant, 300 * 128; None
+    # divides by the number of weight vectors (a per-word mean, as TextDefender's ASCC does).
+    entropy_norm: float | None = 300 * 128
+
+
+def masked_weights(logits: torch.Tensor, slot_mask: torch.Tensor) -> torch.Tensor:
+    """Softmax over a word's slots with padded slots at -500: weights on the simplex, zero on padding."""
+    return torch.softmax(logits.float().masked_fill(~slot_mask, MASKED_LOGIT), dim=-1)
+
+
+def weight_entropy(weights: torch.Tensor, slot_mask: torch.Tensor) -> torch.Tensor:
+    """Sum over words of H(w); padded slots contribute exactly zero."""
+    plogp = weights * torch.log(weights.clamp_min(1e-30))
+    return -(plogp.masked_fill(~slot_mask, 0.0)).sum()
+
+
+def candidate_embeddings(model, table: CandidateTable) -> torch.Tensor:
+    """E(c_ik) for every position and slot: [B, L, K, H] word embeddings."""
+    return model.get_input_embeddings()(table.ids)
+
+
+def mix(cand_embeds: torch.Tensor, table: CandidateTable, weights: torch.Tensor) -> torch.Tensor:
+    """The hull point: each position takes its word's weights; fixed positions keep slot 0 (the clean token)."""
+    b, length, k, _ = cand_embeds.shape
+    index = table.word_of.clamp_min(0).unsqueeze(-1).expand(b, length, k)
+    per_position = torch.gather(weights, 1, index)
+    clean = torch.zeros_like(per_position)
+    clean[..., 0] = 1.0
+    per_position = torch.where((table.word_of >= 0).unsqueeze(-1), per_position, clean)
+    return (per_position.unsqueeze(-1).to(cand_embeds.dtype) * cand_embeds).sum(2)
+
+
+def kl_gain(clean_logits: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
+    """Training adversary's gain: KL(p_clean || p_adv), summed over the batch (clean side fixed)."""
+    p_clean = torch.softmax(clean_logits.detach().float(), dim=-1)
+
+    def gain(adv_logits):
+        return F.kl_div(F.log_softmax(adv_logits.float(), dim=-1), p_clean, reduction="sum")
+    return gain
+
+
+def ce_gain(labels: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
+    """White-box attack's gain: the cross-entropy of the true label (the attack minimises -CE)."""
+    def gain(adv_logits):
+        return F.cross_entropy(adv_logits.float(), labels, reduction="sum")
+    return gain
+
+
+def optimise_weights(model, batch: dict, table: CandidateTable, gain: Callable[[torch.Tensor], torch.Tensor],
+                     settings: HullSettings = HullSettings(), generator: torch.Generator | None = None) -> torch.Tensor:
+    """Run the hull search; returns the detached weights [B, W, K] (on the simplex, zero on padded slots)."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            cand = candidate_embeddings(model, table)
+        shape = table.slot_mask.shape
+        init = torch.empty(*shape, 1, device=cand.device)
+        if generator is None:
+            torch.nn.init.kaiming_normal_(init)
+        else:  # kaiming_normal_'s std for a [B, W, K, 1] tensor, drawn from the caller's generator
+            std = (2.0 / (shape[1] * shape[2])) ** 0.5
+            init = torch.randn(*shape, 1, generator=generator).to(cand.device) * std
+        logits = init.squeeze(-1).requires_grad_()
+        optimizer = torch.optim.Adam([logits], lr=settings.lr, weight_decay=settings.weight_decay)
+        n_vectors = max(1, int(table.slot_mask.any(-1).sum()))
+        norm = settings.entropy_norm if settings.entropy_norm is not None else n_vectors
+        for _ in range(settings.steps):
+            with torch.enable_grad():
+                weights = masked_weights(logits, table.slot_mask)
+                adv_logits = forward_embeds(model, batch, mix(cand, table, weights))
+                objective = gain(adv_logits) - settings.entropy_weight * weight_entropy(weights, table.slot_mask) / norm
+                (grad,) = torch.autograd.grad(-objective, logits)
+            optimizer.zero_grad(set_to_none=True)
+            logits.grad = grad
+            optimizer.step()
+        return masked_weights(logits.detach(), table.slot_mask)
+    finally:
+        model.train(was_training)
+
+
+def adversarial_embeddings(model, table: CandidateTable, weights: torch.Tensor) -> torch.Tensor:
+    """The hull point for training: gradients reach the embedding table, not the (detached) weights."""
+    return mix(candidate_embeddings(model, table), table, weights.detach())

@@ -1,0 +1,37 @@
+"""PGD adversarial training on input embeddings (Madry et al. 2018, as TextDefender runs it for text):
+K normalised ascent steps on the word embeddings, then cross-entropy on the adversarial point only.
+"""
+
+from __future__ import annotations
+
+import torch.nn.functional as F
+
+from robustft.adversary.embeds import forward_embeds, word_embeddings
+from robustft.train.objectives.base import model_inputs, register_objective
+from robustft.train.objectives.embedding_attack import DeltaSettings, EmbeddingObjective, ascend, ce_gain
+
+
+@register_objective("pgd")
+class PGD(EmbeddingObjective):
+    """Defaults are TextDefender's: 5 steps of 0.03, init 0.05, L2, no norm bound.
+
+    clean_weight > 0 adds that much clean cross-entropy (0 = Madry's adversarial-only loss).
+    """
+
+    def __init__(self, steps: int = 5, step_size: float = 0.03, init_mag: float = 0.05, max_norm: float = 0.0,
+                 norm: str = "l2", scope: str = "all", clean_weight: float = 0.0):
+        super().__init__(scope)
+        self.settings = DeltaSettings(steps, step_size, init_mag, max_norm, norm)
+        self.clean_weight = clean_weight
+
+    def loss(self, model, batch):
+        labels = batch["labels"]
+        embeds = word_embeddings(model, batch)
+        delta = ascend(model, batch, embeds, self.perturb_mask(batch), ce_gain(labels), self.settings)
+        adv_loss = F.cross_entropy(forward_embeds(model, batch, embeds + delta).float(), labels)
+        logs = {"adv_ce": adv_loss.item(), "delta_norm": delta.flatten(1).norm(dim=1).mean().item()}
+        if self.clean_weight <= 0:
+            return adv_loss, logs
+        clean_loss = F.cross_entropy(model(**model_inputs(batch)).logits.float(), labels)
+        logs["ce"] = clean_loss.item()
+        return adv_loss + self.clean_weight * clean_loss, logs

@@ -1,0 +1,40 @@
+"""TRADES (Zhang et al. 2019) on input embeddings: CE(clean) + beta * KL(p_clean || p_adv), where the
+adversary maximises that KL from a small random start with the model in eval mode (as TRADES does).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from robustft.adversary.embeds import forward_embeds, word_embeddings
+from robustft.train.objectives.base import register_objective
+from robustft.train.objectives.embedding_attack import DeltaSettings, EmbeddingObjective, ascend, kl
+
+
+@register_objective("trades")
+class TRADES(EmbeddingObjective):
+    """Defaults: beta 6 (TRADES), 5 normalised L2 steps of 0.03 from 0.001 * N(0, 1), no norm bound."""
+
+    def __init__(self, beta: float = 6.0, steps: int = 5, step_size: float = 0.03, init_mag: float = 0.001,
+                 max_norm: float = 0.0, norm: str = "l2", scope: str = "all"):
+        super().__init__(scope)
+        self.beta = beta
+        self.settings = DeltaSettings(steps, step_size, init_mag, max_norm, norm, init="normal")
+
+    def loss(self, model, batch):
+        labels = batch["labels"]
+        embeds = word_embeddings(model, batch)
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                p_clean = forward_embeds(model, batch, embeds).detach()
+            delta = ascend(model, batch, embeds, self.perturb_mask(batch), lambda adv: kl(p_clean, adv), self.settings)
+        finally:
+            model.train(was_training)
+        clean_logits = forward_embeds(model, batch, embeds)
+        adv_logits = forward_embeds(model, batch, embeds + delta)
+        ce = F.cross_entropy(clean_logits.float(), labels)
+        robust = kl(clean_logits, adv_logits)
+        return ce + self.beta * robust, {"ce": ce.item(), "kl": robust.item()}
