@@ -25,8 +25,7 @@ def data_root() -> Path:
     value = os.environ.get(DATA_ENV)
     if not value:
         raise MissingResource(
-            f"{DATA_ENV} is not set: point it at the offline data folder "
-            f"(here: export {DATA_ENV}=../shared/data)"
+            f"{DATA_ENV} is not set: point it at the offline data folder (here: export {DATA_ENV}=../shared/data)"
         )
     root = Path(value).expanduser().resolve()
     if not root.is_dir():
@@ -118,7 +117,7 @@ def wordnet():
     return wn
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def file_sha256(path: str) -> str:
     """Content hash of a resource file, recorded in run configs so results name their inputs."""
     h = hashlib.sha256()

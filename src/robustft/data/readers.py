@@ -76,11 +76,18 @@ def read_label_space_text(path: Path, label_map: dict[str, int], sep: str | None
         if sep == "\t":
             cells = line.split("\t")
             if len(cells) != 3:
-                raise DataFormatError(path, number, f"expected label<TAB>premise<TAB>hypothesis, got {len(cells)} fields")
+                raise DataFormatError(
+                    path, number, f"expected label<TAB>premise<TAB>hypothesis, got {len(cells)} fields"
+                )
             label = to_label(path, number, cells[0], label_map)
-            out.append(Example(id=f"{path.name}:{number}", label=label,
-                               text_a=check_text(path, number, cells[1], "premise"),
-                               text_b=check_text(path, number, cells[2], "hypothesis")))
+            out.append(
+                Example(
+                    id=f"{path.name}:{number}",
+                    label=label,
+                    text_a=check_text(path, number, cells[1], "premise"),
+                    text_b=check_text(path, number, cells[2], "hypothesis"),
+                )
+            )
         else:
             head, _, text = line.partition(" ")
             label = to_label(path, number, head, label_map)
@@ -90,8 +97,10 @@ def read_label_space_text(path: Path, label_map: dict[str, int], sep: str | None
 
 def read_lines_as_class(path: Path, label: int) -> list[Example]:
     """One example per line, all of one class (MR's .pos / .neg files)."""
-    return [Example(id=f"{path.name}:{n}", label=label, text_a=check_text(path, n, line, "sentence"))
-            for n, line in iter_lines(path)]
+    return [
+        Example(id=f"{path.name}:{n}", label=label, text_a=check_text(path, n, line, "sentence"))
+        for n, line in iter_lines(path)
+    ]
 
 
 def read_parallel(paths: tuple[Path, Path, Path], label_map: dict[str, int]) -> list[Example]:
@@ -100,10 +109,15 @@ def read_parallel(paths: tuple[Path, Path, Path], label_map: dict[str, int]) -> 
     if len({len(c) for c in columns}) != 1:
         raise DataFormatError(paths[2], None, f"parallel files differ in length: {[len(c) for c in columns]}")
     out = []
-    for (n, s1), (_, s2), (_, lab) in zip(*columns):
-        out.append(Example(id=f"{paths[2].name}:{n}", label=to_label(paths[2], n, lab, label_map),
-                           text_a=check_text(paths[0], n, s1, "premise"),
-                           text_b=check_text(paths[1], n, s2, "hypothesis")))
+    for (n, s1), (_, s2), (_, lab) in zip(*columns, strict=False):
+        out.append(
+            Example(
+                id=f"{paths[2].name}:{n}",
+                label=to_label(paths[2], n, lab, label_map),
+                text_a=check_text(paths[0], n, s1, "premise"),
+                text_b=check_text(paths[1], n, s2, "hypothesis"),
+            )
+        )
     return out
 
 
@@ -120,8 +134,13 @@ def read_jsonl(path: Path, label_map: dict[str, int], keep=None) -> list[Example
                 raise DataFormatError(path, number, f"missing field '{key}'")
         if keep is not None and not keep(record):
             continue
-        out.append(Example(id=str(record.get("id", number)), label=to_label(path, number, record["label"], label_map),
-                           text_a=check_text(path, number, record["text"], "text")))
+        out.append(
+            Example(
+                id=str(record.get("id", number)),
+                label=to_label(path, number, record["label"], label_map),
+                text_a=check_text(path, number, record["text"], "text"),
+            )
+        )
     return out
 
 
@@ -138,10 +157,18 @@ def read_json_subset(path: Path, label_map: dict[str, int]) -> list[Example]:
             raise DataFormatError(path, None, f"{where}: expected an object with text_a and label")
         label = to_label(path, None, record["label"], label_map) if str(record["label"]) in label_map else None
         if label is None:
-            raise DataFormatError(path, None, f"{where}: unknown label {record['label']!r}; expected one of {sorted(label_map)}")
+            raise DataFormatError(
+                path, None, f"{where}: unknown label {record['label']!r}; expected one of {sorted(label_map)}"
+            )
         text_b = record.get("text_b")
-        out.append(Example(id=str(key), label=label, text_a=check_text(path, None, record["text_a"], f"{where} text_a"),
-                           text_b=None if text_b is None else check_text(path, None, text_b, f"{where} text_b")))
+        out.append(
+            Example(
+                id=str(key),
+                label=label,
+                text_a=check_text(path, None, record["text_a"], f"{where} text_a"),
+                text_b=None if text_b is None else check_text(path, None, text_b, f"{where} text_b"),
+            )
+        )
     return out
 
 
@@ -169,6 +196,12 @@ def read_advglue(path: Path, key: str, fields: tuple[str, ...], label_map: dict[
         if missing:
             raise DataFormatError(path, None, f"{where}: missing field(s) {missing}")
         texts = [check_text(path, None, record[f], f"{where}.{f}") for f in fields]
-        out.append(Example(id=f"{key}:{record.get('idx', i)}", label=to_label(path, None, record["label"], label_map),
-                           text_a=texts[0], text_b=texts[1] if len(texts) > 1 else None))
+        out.append(
+            Example(
+                id=f"{key}:{record.get('idx', i)}",
+                label=to_label(path, None, record["label"], label_map),
+                text_a=texts[0],
+                text_b=texts[1] if len(texts) > 1 else None,
+            )
+        )
     return out

@@ -88,11 +88,22 @@ def one(read, *files, note=""):
 # --- single-sentence tasks --------------------------------------------------------------------
 
 SST_TSV = {"label": "label", "text_a": "content"}
-register(Task("sst2", SENTIMENT, ("sentence",), {
-    "train": one(lambda p: r.read_tsv(p, {"label": "label", "text_a": "sentence"}, index_map(SENTIMENT)), "sst2/train.tsv"),
-    "dev": one(lambda p: r.read_tsv(p, SST_TSV, index_map(SENTIMENT)), "sst2/dev.tsv"),
-    "test": one(lambda p: r.read_tsv(p, SST_TSV, index_map(SENTIMENT)), "sst2/test.tsv"),
-}, hub=HubSource("glue", "sst2", {"train": "train", "dev": "validation"}, ("sentence",))))
+register(
+    Task(
+        "sst2",
+        SENTIMENT,
+        ("sentence",),
+        {
+            "train": one(
+                lambda p: r.read_tsv(p, {"label": "label", "text_a": "sentence"}, index_map(SENTIMENT)),
+                "sst2/train.tsv",
+            ),
+            "dev": one(lambda p: r.read_tsv(p, SST_TSV, index_map(SENTIMENT)), "sst2/dev.tsv"),
+            "test": one(lambda p: r.read_tsv(p, SST_TSV, index_map(SENTIMENT)), "sst2/test.tsv"),
+        },
+        hub=HubSource("glue", "sst2", {"train": "train", "dev": "validation"}, ("sentence",)),
+    )
+)
 
 
 def imdb_split(list_file: str | None):
@@ -104,101 +115,216 @@ def imdb_split(list_file: str | None):
 
             def keep(rec):
                 return f"{rec['id'].replace('_', '/', 1)}_{rec['rating']}.txt" in wanted
+
         return r.read_jsonl(data, index_map(SENTIMENT), keep)
+
     files = ("imdb/train.jsonl.gz" if list_file != "test" else "imdb/test.jsonl.gz",)
     if list_file in ("train", "dev"):
         files += (f"synonyms/imdb_{list_file}_files.txt",)
     return Split(files, lambda paths: read(*paths))
 
 
-register(Task("imdb", SENTIMENT, ("text",), {
-    "train": imdb_split("train"), "dev": imdb_split("dev"), "test": imdb_split("test"),
-}, hub=HubSource("imdb", None, {"train": "train", "test": "test"}, ("text",)),
-    note="train/dev are Jia et al.'s 20k/5k split of the 25k aclImdb train set"))
+register(
+    Task(
+        "imdb",
+        SENTIMENT,
+        ("text",),
+        {
+            "train": imdb_split("train"),
+            "dev": imdb_split("dev"),
+            "test": imdb_split("test"),
+        },
+        hub=HubSource("imdb", None, {"train": "train", "test": "test"}, ("text",)),
+        note="train/dev are Jia et al.'s 20k/5k split of the 25k aclImdb train set",
+    )
+)
 
 
 def mr_split(part: str):
     """MR has no official split: a fixed seeded 80/10/10 split (seed 0) of the 10,662 sentences."""
+
     def read(neg: Path, pos: Path) -> list[Example]:
         examples = r.read_lines_as_class(neg, 0) + r.read_lines_as_class(pos, 1)
         order = list(range(len(examples)))
         random.Random(0).shuffle(order)
         n = len(order)
         bounds = {"train": (0, int(0.8 * n)), "dev": (int(0.8 * n), int(0.9 * n)), "test": (int(0.9 * n), n)}[part]
-        return [examples[i] for i in order[bounds[0]:bounds[1]]]
+        return [examples[i] for i in order[bounds[0] : bounds[1]]]
+
     return Split(("mr/rt-polarity.neg", "mr/rt-polarity.pos"), lambda paths: read(*paths))
 
 
-register(Task("mr", SENTIMENT, ("sentence",), {p: mr_split(p) for p in ("train", "dev", "test")},
-              hub=HubSource("rotten_tomatoes", None, {"train": "train", "dev": "validation", "test": "test"}, ("text",)),
-              note="no official split offline: a fixed seeded 80/10/10 split"))
+register(
+    Task(
+        "mr",
+        SENTIMENT,
+        ("sentence",),
+        {p: mr_split(p) for p in ("train", "dev", "test")},
+        hub=HubSource("rotten_tomatoes", None, {"train": "train", "dev": "validation", "test": "test"}, ("text",)),
+        note="no official split offline: a fixed seeded 80/10/10 split",
+    )
+)
 
-register(Task("ag_news", TOPIC, ("text",), {"test": one(r.read_ag_csv, "ag_news/test.csv")},
-              hub=HubSource("ag_news", None, {"train": "train", "test": "test"}, ("text",)),
-              note="offline only the 7,600-example test split exists (no train/dev)"))
+register(
+    Task(
+        "ag_news",
+        TOPIC,
+        ("text",),
+        {"test": one(r.read_ag_csv, "ag_news/test.csv")},
+        hub=HubSource("ag_news", None, {"train": "train", "test": "test"}, ("text",)),
+        note="offline only the 7,600-example test split exists (no train/dev)",
+    )
+)
 
 # --- pair tasks --------------------------------------------------------------------------------
 
 
 def subset(folder: str, names, file: str) -> Split:
-    return one(lambda p: r.read_json_subset(p, {**names_map(names), **index_map(names)}), f"glue_subsets/{folder}/{file}.json")
+    return one(
+        lambda p: r.read_json_subset(p, {**names_map(names), **index_map(names)}), f"glue_subsets/{folder}/{file}.json"
+    )
 
 
 def snli_parallel(part: str) -> Split:
-    return Split((f"snli/s1.{part}", f"snli/s2.{part}", f"snli/labels.{part}"),
-                 lambda paths: r.read_parallel(tuple(paths), names_map(NLI3)))
+    return Split(
+        (f"snli/s1.{part}", f"snli/s2.{part}", f"snli/labels.{part}"),
+        lambda paths: r.read_parallel(tuple(paths), names_map(NLI3)),
+    )
 
 
-register(Task("snli", NLI3, ("premise", "hypothesis"), {
-    "train": subset("SNLI", NLI3, "train"), "dev": snli_parallel("dev"), "test": snli_parallel("test"),
-}, perturb_field="text_b", hub=HubSource("snli", None, {"train": "train", "dev": "validation", "test": "test"},
-                                          ("premise", "hypothesis")),
-    note="offline train is the 9k glue_subsets sample of SNLI train"))
+register(
+    Task(
+        "snli",
+        NLI3,
+        ("premise", "hypothesis"),
+        {
+            "train": subset("SNLI", NLI3, "train"),
+            "dev": snli_parallel("dev"),
+            "test": snli_parallel("test"),
+        },
+        perturb_field="text_b",
+        hub=HubSource("snli", None, {"train": "train", "dev": "validation", "test": "test"}, ("premise", "hypothesis")),
+        note="offline train is the 9k glue_subsets sample of SNLI train",
+    )
+)
 
 QNLI_TSV = {"text_a": "question", "text_b": "sentence", "label": "label"}
-register(Task("qnli", NLI2, ("question", "sentence"), {
-    "train": one(lambda p: r.read_tsv(p, QNLI_TSV, index_map(NLI2)), "qnli/train_subset.tsv"),
-    "dev": one(lambda p: r.read_tsv(p, QNLI_TSV, index_map(NLI2)), "qnli/glue_dev.tsv"),
-}, perturb_field="text_b", hub=HubSource("glue", "qnli", {"train": "train", "dev": "validation"}, ("question", "sentence")),
-    note="offline train is a 10% subset of QNLI train; no labelled test"))
+register(
+    Task(
+        "qnli",
+        NLI2,
+        ("question", "sentence"),
+        {
+            "train": one(lambda p: r.read_tsv(p, QNLI_TSV, index_map(NLI2)), "qnli/train_subset.tsv"),
+            "dev": one(lambda p: r.read_tsv(p, QNLI_TSV, index_map(NLI2)), "qnli/glue_dev.tsv"),
+        },
+        perturb_field="text_b",
+        hub=HubSource("glue", "qnli", {"train": "train", "dev": "validation"}, ("question", "sentence")),
+        note="offline train is a 10% subset of QNLI train; no labelled test",
+    )
+)
 
 RTE_TSV = {"text_a": "sentence1", "text_b": "sentence2", "label": "label"}
-register(Task("rte", NLI2, ("sentence1", "sentence2"), {
-    "train": one(lambda p: r.read_tsv(p, RTE_TSV, index_map(NLI2)), "rte/train.tsv"),
-    "dev": one(lambda p: r.read_tsv(p, RTE_TSV, index_map(NLI2)), "rte/dev.tsv"),
-}, perturb_field="text_b", hub=HubSource("glue", "rte", {"train": "train", "dev": "validation"}, ("sentence1", "sentence2")),
-    note="the GLUE RTE test split is unlabelled and not registered"))
+register(
+    Task(
+        "rte",
+        NLI2,
+        ("sentence1", "sentence2"),
+        {
+            "train": one(lambda p: r.read_tsv(p, RTE_TSV, index_map(NLI2)), "rte/train.tsv"),
+            "dev": one(lambda p: r.read_tsv(p, RTE_TSV, index_map(NLI2)), "rte/dev.tsv"),
+        },
+        perturb_field="text_b",
+        hub=HubSource("glue", "rte", {"train": "train", "dev": "validation"}, ("sentence1", "sentence2")),
+        note="the GLUE RTE test split is unlabelled and not registered",
+    )
+)
 
-register(Task("qqp", PARAPHRASE, ("question1", "question2"), {
-    "train": subset("QQP", PARAPHRASE, "train"), "dev": subset("QQP", PARAPHRASE, "dev"),
-}, perturb_field="text_b", hub=HubSource("glue", "qqp", {"train": "train", "dev": "validation"}, ("question1", "question2")),
-    note="offline only the 9k/1k glue_subsets samples of QQP train"))
+register(
+    Task(
+        "qqp",
+        PARAPHRASE,
+        ("question1", "question2"),
+        {
+            "train": subset("QQP", PARAPHRASE, "train"),
+            "dev": subset("QQP", PARAPHRASE, "dev"),
+        },
+        perturb_field="text_b",
+        hub=HubSource("glue", "qqp", {"train": "train", "dev": "validation"}, ("question1", "question2")),
+        note="offline only the 9k/1k glue_subsets samples of QQP train",
+    )
+)
 
-register(Task("mnli", NLI3, ("premise", "hypothesis"), {
-    "train": subset("MNLI", NLI3, "train"), "dev": subset("MNLI", NLI3, "dev"),
-    "test_matched": one(lambda p: r.read_label_space_text(p, names_map(NLI3), "\t"), "textfooler/mnli_matched"),
-    "test_mismatched": one(lambda p: r.read_label_space_text(p, names_map(NLI3), "\t"), "textfooler/mnli_mismatched"),
-}, perturb_field="text_b", hub=HubSource("glue", "mnli", {"train": "train", "dev": "validation_matched"}, ("premise", "hypothesis")),
-    note="offline train/dev are glue_subsets samples of MNLI train; test_* are TextFooler's 1k dev samples"))
+register(
+    Task(
+        "mnli",
+        NLI3,
+        ("premise", "hypothesis"),
+        {
+            "train": subset("MNLI", NLI3, "train"),
+            "dev": subset("MNLI", NLI3, "dev"),
+            "test_matched": one(lambda p: r.read_label_space_text(p, names_map(NLI3), "\t"), "textfooler/mnli_matched"),
+            "test_mismatched": one(
+                lambda p: r.read_label_space_text(p, names_map(NLI3), "\t"), "textfooler/mnli_mismatched"
+            ),
+        },
+        perturb_field="text_b",
+        hub=HubSource("glue", "mnli", {"train": "train", "dev": "validation_matched"}, ("premise", "hypothesis")),
+        note="offline train/dev are glue_subsets samples of MNLI train; test_* are TextFooler's 1k dev samples",
+    )
+)
 
 # --- attack sets: the TextFooler 1k samples and AdvGLUE dev -------------------------------------
 
-for tf_name, names, pair in [("ag", TOPIC, False), ("imdb", SENTIMENT, False), ("mr", SENTIMENT, False),
-                             ("yelp", SENTIMENT, False), ("snli", NLI3, True), ("mnli", NLI3, True)]:
+for tf_name, names, pair in [
+    ("ag", TOPIC, False),
+    ("imdb", SENTIMENT, False),
+    ("mr", SENTIMENT, False),
+    ("yelp", SENTIMENT, False),
+    ("snli", NLI3, True),
+    ("mnli", NLI3, True),
+]:
     labels = {**index_map(names), **names_map(names)}
-    register(Task(f"textfooler-{tf_name}", names, ("premise", "hypothesis") if pair else ("text",), {
-        "test": one(lambda p, labels=labels, pair=pair: r.read_label_space_text(p, labels, "\t" if pair else None),
-                    f"textfooler/{tf_name}"),
-    }, perturb_field="text_b" if pair else "text_a", note="TextFooler's fixed 1,000-example attack set"))
+    register(
+        Task(
+            f"textfooler-{tf_name}",
+            names,
+            ("premise", "hypothesis") if pair else ("text",),
+            {
+                "test": one(
+                    lambda p, labels=labels, pair=pair: r.read_label_space_text(p, labels, "\t" if pair else None),
+                    f"textfooler/{tf_name}",
+                ),
+            },
+            perturb_field="text_b" if pair else "text_a",
+            note="TextFooler's fixed 1,000-example attack set",
+        )
+    )
 
-ADVGLUE = {"sst2": (SENTIMENT, ("sentence",)), "qqp": (PARAPHRASE, ("question1", "question2")),
-           "mnli": (NLI3, ("premise", "hypothesis")), "mnli-mm": (NLI3, ("premise", "hypothesis")),
-           "qnli": (NLI2, ("question", "sentence")), "rte": (NLI2, ("sentence1", "sentence2"))}
+ADVGLUE = {
+    "sst2": (SENTIMENT, ("sentence",)),
+    "qqp": (PARAPHRASE, ("question1", "question2")),
+    "mnli": (NLI3, ("premise", "hypothesis")),
+    "mnli-mm": (NLI3, ("premise", "hypothesis")),
+    "qnli": (NLI2, ("question", "sentence")),
+    "rte": (NLI2, ("sentence1", "sentence2")),
+}
 for key, (names, fields) in ADVGLUE.items():
-    register(Task(f"advglue-{key}", names, fields, {
-        "dev": one(lambda p, key=key, fields=fields, names=names: r.read_advglue(p, key, fields, index_map(names)),
-                   "advglue/dev.json"),
-    }, perturb_field="text_b" if len(fields) == 2 else "text_a", note="AdvGLUE dev: adversarial, evaluation only"))
+    register(
+        Task(
+            f"advglue-{key}",
+            names,
+            fields,
+            {
+                "dev": one(
+                    lambda p, key=key, fields=fields, names=names: r.read_advglue(p, key, fields, index_map(names)),
+                    "advglue/dev.json",
+                ),
+            },
+            perturb_field="text_b" if len(fields) == 2 else "text_a",
+            note="AdvGLUE dev: adversarial, evaluation only",
+        )
+    )
 
 # --- low-resource splits: kshot/<TASK>/16-<seed>/ ------------------------------------------------
 
@@ -216,8 +342,9 @@ for task_name, (folder, cols, dev_name) in KSHOT.items():
     labels = {**index_map(task.label_names), **names_map(task.label_names)}
     for seed in KSHOT_SEEDS:
         for part, file in (("train", "train"), ("dev", dev_name)):
-            task.splits[f"kshot{seed}-{part}"] = one(lambda p, cols=cols, labels=labels: r.read_tsv(p, cols, labels),
-                                                      f"kshot/{folder}/16-{seed}/{file}.tsv")
+            task.splits[f"kshot{seed}-{part}"] = one(
+                lambda p, cols=cols, labels=labels: r.read_tsv(p, cols, labels), f"kshot/{folder}/16-{seed}/{file}.tsv"
+            )
     for part in ("train", "dev"):
         task.splits[f"subset-{part}"] = subset(folder, task.label_names, part)
     object.__setattr__(task, "files", {s: sp.files[0] for s, sp in task.splits.items()})
@@ -243,12 +370,15 @@ def _read_split(task_name: str, split_name: str) -> tuple[Example, ...]:
     if task.hub is not None and split_name in task.hub.splits:
         return tuple(load_from_hub(task, split_name))
     missing = [f for f in split.files if not resources.has_data(f)]
-    raise MissingResource(f"task {task_name}/{split_name} needs {missing} under ${resources.DATA_ENV} "
-                          f"and has no hub source for this split")
+    raise MissingResource(
+        f"task {task_name}/{split_name} needs {missing} under ${resources.DATA_ENV} "
+        f"and has no hub source for this split"
+    )
 
 
-def load_examples(task_name: str, split: str, n: int | None = None, seed: int = 0,
-                  per_class: int | None = None) -> list[Example]:
+def load_examples(
+    task_name: str, split: str, n: int | None = None, seed: int = 0, per_class: int | None = None
+) -> list[Example]:
     """The examples of a split, optionally a seeded sample of `n` examples or `per_class` per label."""
     examples = list(_read_split(task_name, split))
     if per_class is not None:
@@ -277,11 +407,19 @@ def load_from_hub(task: Task, split_name: str) -> list[Example]:
     try:
         ds = datasets.load_dataset(hub.path, hub.config, split=hub.splits[split_name])
     except Exception as exc:  # offline or unknown: say what was tried
-        raise MissingResource(f"task {task.name}/{split_name} is not under ${resources.DATA_ENV} and "
-                              f"datasets.load_dataset({hub.path!r}, {hub.config!r}) failed: {exc}") from None
+        raise MissingResource(
+            f"task {task.name}/{split_name} is not under ${resources.DATA_ENV} and "
+            f"datasets.load_dataset({hub.path!r}, {hub.config!r}) failed: {exc}"
+        ) from None
     out = []
     for i, row in enumerate(ds):
         texts = [row[c] for c in hub.columns]
-        out.append(Example(id=f"{hub.path}:{i}", label=int(row[hub.label]), text_a=texts[0],
-                           text_b=texts[1] if len(texts) > 1 else None))
+        out.append(
+            Example(
+                id=f"{hub.path}:{i}",
+                label=int(row[hub.label]),
+                text_a=texts[0],
+                text_b=texts[1] if len(texts) > 1 else None,
+            )
+        )
     return out

@@ -29,8 +29,9 @@ def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
         raise MissingResource(f"cannot load a tokenizer from '{name_or_path}' ({ref}): {exc}") from None
 
 
-def load_classifier(name_or_path: str, label_names: tuple[str, ...] | None = None,
-                    **config_overrides) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+def load_classifier(
+    name_or_path: str, label_names: tuple[str, ...] | None = None, **config_overrides
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """A sequence classifier and its tokenizer from an alias, a folder or a hub name.
 
     `label_names` sets num_labels and id2label for a fresh head; a saved classifier keeps its own.
@@ -48,20 +49,33 @@ def load_classifier(name_or_path: str, label_names: tuple[str, ...] | None = Non
     for key, value in config_overrides.items():
         setattr(config, key, value)
     model = AutoModelForSequenceClassification.from_pretrained(ref, config=config, use_safetensors=True)
+    if getattr(config, "im", None):  # a saved (or requested) IM/EX model: restore its connections
+        from robustft.models.im import apply_from_config
+
+        apply_from_config(model)
     return model, load_tokenizer(name_or_path)
 
 
 def _has_matching_head(config, label_names) -> bool:
     id2label = getattr(config, "id2label", None) or {}
-    return [id2label.get(i, id2label.get(str(i))) for i in range(len(label_names))] == list(label_names) \
-        and config.num_labels == len(label_names)
+    return [id2label.get(i, id2label.get(str(i))) for i in range(len(label_names))] == list(
+        label_names
+    ) and config.num_labels == len(label_names)
 
 
 def tiny_bert_config(num_labels: int = 2, vocab_size: int = 30522, **overrides) -> BertConfig:
     """2 layers, hidden 64: the shape of every fast unit test."""
-    kwargs = dict(vocab_size=vocab_size, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                  intermediate_size=128, max_position_embeddings=512, num_labels=num_labels,
-                  hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    kwargs = dict(
+        vocab_size=vocab_size,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        max_position_embeddings=512,
+        num_labels=num_labels,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     kwargs.update(overrides)
     return BertConfig(**kwargs)
 

@@ -23,6 +23,7 @@ def register_objective(name: str):
         cls.name = name
         OBJECTIVES[name] = cls
         return cls
+
     return wrap
 
 

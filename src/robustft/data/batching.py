@@ -1,0 +1,106 @@
+"""Tokenise once, then batch: length-grouped or class-balanced order, padded to the longest in the batch."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import torch
+
+from robustft.data.example import Example
+
+
+@dataclass
+class Encoded:
+    """Token ids of one example, computed once per run."""
+
+    example: Example
+    input_ids: list[int]
+    token_type_ids: list[int] | None
+
+
+def encode(tokenizer, examples: list[Example], max_length: int) -> list[Encoded]:
+    a = [e.text_a for e in examples]
+    b = [e.text_b for e in examples] if examples and examples[0].is_pair else None
+    enc = tokenizer(a, b, truncation=True, max_length=max_length)
+    types = enc.get("token_type_ids")
+    return [Encoded(e, enc["input_ids"][i], types[i] if types is not None else None) for i, e in enumerate(examples)]
+
+
+def collate(items: list[Encoded], pad_id: int, pad_to: int | None = None) -> dict:
+    """Pad to the longest item (or to `pad_to`); keeps the raw examples for objectives that need text."""
+    width = pad_to or max(len(it.input_ids) for it in items)
+    ids = torch.full((len(items), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(items), width), dtype=torch.long)
+    types = torch.zeros((len(items), width), dtype=torch.long)
+    for row, it in enumerate(items):
+        n = len(it.input_ids)
+        ids[row, :n] = torch.tensor(it.input_ids)
+        mask[row, :n] = 1
+        if it.token_type_ids is not None:
+            types[row, :n] = torch.tensor(it.token_type_ids)
+    batch = {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "labels": torch.tensor([it.example.label for it in items]),
+        "examples": [it.example for it in items],
+    }
+    if items[0].token_type_ids is not None:
+        batch["token_type_ids"] = types
+    return batch
+
+
+def epoch_batches(
+    items: list[Encoded],
+    batch_size: int,
+    seed: int,
+    epoch: int,
+    group_by_length: bool = True,
+    class_balanced: bool = False,
+) -> list[list[int]]:
+    """The batch order of one epoch: a pure function of (seed, epoch), which makes resume exact."""
+    rng = random.Random(seed * 100_003 + epoch)
+    if class_balanced:
+        return _class_balanced(items, batch_size, rng)
+    order = list(range(len(items)))
+    rng.shuffle(order)
+    if not group_by_length:
+        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    # Sort within mega-batches of 50 batches: similar lengths share a batch, order stays random.
+    mega = 50 * batch_size
+    batches = []
+    for start in range(0, len(order), mega):
+        chunk = sorted(order[start : start + mega], key=lambda i: len(items[i].input_ids), reverse=True)
+        batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def _class_balanced(items, batch_size, rng) -> list[list[int]]:
+    """B/C examples of each class per batch (RIFT); an epoch ends when the largest class is used up,
+    smaller classes are re-shuffled and cycled."""
+    by_label: dict[int, list[int]] = {}
+    for i, it in enumerate(items):
+        by_label.setdefault(it.example.label, []).append(i)
+    per = max(1, batch_size // len(by_label))
+    pools = {c: rng.sample(idx, len(idx)) for c, idx in sorted(by_label.items())}
+    n_batches = -(-max(len(v) for v in pools.values()) // per)
+    cursors = dict.fromkeys(pools, 0)
+    batches = []
+    for _ in range(n_batches):
+        batch = []
+        for c, pool in pools.items():
+            for _ in range(per):
+                if cursors[c] == len(pool):
+                    rng.shuffle(pool)
+                    cursors[c] = 0
+                batch.append(pool[cursors[c]])
+                cursors[c] += 1
+        batches.append(batch)
+    return batches
+
+
+def eval_batches(items: list[Encoded], batch_size: int) -> list[list[int]]:
+    """Evaluation order: by length, so padding is minimal; results are put back in input order."""
+    order = sorted(range(len(items)), key=lambda i: len(items[i].input_ids))
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]

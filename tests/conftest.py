@@ -1,0 +1,26 @@
+"""Offline by construction: the hub is off and the data root is the shared folder unless a test says otherwise."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("ROBUSTFT_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory):
+    """A random tiny BERT classifier saved as a folder, usable anywhere a model name is."""
+    from robustft.models.factory import tiny_bert
+
+    model, tokenizer = tiny_bert(
+        num_labels=2, seed=0, id2label={0: "negative", 1: "positive"}, label2id={"negative": 0, "positive": 1}
+    )
+    folder = tmp_path_factory.mktemp("tiny_bert")
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)

@@ -1,0 +1,45 @@
+import pytest
+
+from robustft.cli import split_overrides
+from robustft.config import TrainConfig, build_config, config_hash
+from robustft.errors import ConfigError
+
+
+def test_file_then_overrides_with_groups_and_types(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("task: snli\nepochs: 5\nim: {K: 2}\n")
+    cfg = build_config(
+        TrainConfig,
+        [str(path)],
+        split_overrides(["--epochs", "2", "--lr=1e-4", "--im.eta", "0.5", "--bf16=false", "--n_train", "100"]),
+    )
+    assert (cfg.task, cfg.epochs, cfg.lr, cfg.bf16, cfg.n_train) == ("snli", 2, 1e-4, False, 100)
+    assert cfg.im == {"K": 2, "eta": 0.5}
+
+
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        (["--epoch", "3"], "unknown config key 'epoch'"),
+        (["--epochs", "three"], "'epochs' expects"),
+        (["--task.x", "1"], "'task' is not a group"),
+        (["stray"], "unexpected argument"),
+    ],
+)
+def test_bad_settings_are_named(override, message):
+    with pytest.raises(ConfigError, match=message):
+        build_config(TrainConfig, [], split_overrides(override))
+
+
+def test_hash_ignores_where_output_goes_but_not_what_is_computed():
+    a, b = TrainConfig(), TrainConfig(output_dir="elsewhere", checkpoint_every=7)
+    assert config_hash(a) == config_hash(b)
+    assert config_hash(a) != config_hash(TrainConfig(seed=1))
+    assert config_hash(TrainConfig(im={"K": 1})) != config_hash(TrainConfig(im={"K": 2}))
+
+
+def test_invalid_values_rejected():
+    with pytest.raises(ConfigError, match="batch_size"):
+        TrainConfig(batch_size=0).validate()
+    with pytest.raises(ConfigError, match="arch"):
+        TrainConfig(arch="resnet").validate()

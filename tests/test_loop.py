@@ -1,0 +1,134 @@
+"""The training loop on a tiny random BERT: it learns, it resumes exactly, its run folder is complete."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from robustft.config import TrainConfig
+from robustft.train import loop
+from robustft.train.objectives.standard import Standard
+
+
+@pytest.fixture(scope="module")
+def dropout_model_dir(tmp_path_factory):
+    """Dropout on, so the resume test also checks that the RNG state is restored."""
+    from robustft.models.factory import tiny_bert
+
+    model, tok = tiny_bert(
+        seed=0,
+        hidden_dropout_prob=0.1,
+        id2label={0: "negative", 1: "positive"},
+        label2id={"negative": 0, "positive": 1},
+    )
+    folder = tmp_path_factory.mktemp("tiny_dropout")
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return str(folder)
+
+
+def small_config(model_dir, out, **kw):
+    base = dict(
+        model=model_dir,
+        task="sst2",
+        n_train=96,
+        n_dev=64,
+        max_length=32,
+        epochs=2,
+        batch_size=16,
+        lr=1e-3,
+        checkpoint_every=2,
+        output_dir=str(out),
+        bf16=False,
+    )
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_run_folder_holds_config_metrics_log_and_best_model(tiny_model_dir, tmp_path):
+    run = loop.train(small_config(tiny_model_dir, tmp_path / "run"), progress=False)
+    described = json.loads((run / "config.json").read_text())
+    assert len(described["hash"]) == 64 and described["versions"]["torch"]
+    assert set(described["data"]) == {"sst2/train.tsv", "sst2/dev.tsv"}  # each with its sha256
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert [h["epoch"] for h in metrics["history"]] == [1, 2]
+    assert metrics["best"]["dev_accuracy"] == max(h["dev_accuracy"] for h in metrics["history"])
+    log = (run / "train.log").read_text()
+    assert "epoch 1 dev accuracy" in log and "epoch 2 dev accuracy" in log
+    assert (run / "best" / "model.safetensors").exists()
+
+
+def test_existing_run_folder_is_not_overwritten_silently(tiny_model_dir, tmp_path):
+    from robustft.errors import ConfigError
+
+    cfg = small_config(tiny_model_dir, tmp_path / "run", epochs=1)
+    loop.train(cfg, progress=False)
+    with pytest.raises(ConfigError, match="--resume"):
+        loop.train(cfg, progress=False)
+    with pytest.raises(ConfigError, match="hash"):
+        loop.train(small_config(tiny_model_dir, tmp_path / "run", epochs=1, seed=5), resume=True, progress=False)
+
+
+def test_killed_run_resumes_to_the_same_result(dropout_model_dir, tmp_path, monkeypatch):
+    reference = loop.train(small_config(dropout_model_dir, tmp_path / "full"), progress=False)
+
+    calls = {"n": 0}
+    real_loss = Standard.loss
+
+    def dying_loss(self, model, batch):
+        calls["n"] += 1
+        if calls["n"] == 10:  # mid-epoch 2, two batches after the step-8 checkpoint
+            raise KeyboardInterrupt
+        return real_loss(self, model, batch)
+
+    cfg = small_config(dropout_model_dir, tmp_path / "killed")
+    monkeypatch.setattr(Standard, "loss", dying_loss)
+    with pytest.raises(KeyboardInterrupt):
+        loop.train(cfg, progress=False)
+    monkeypatch.setattr(Standard, "loss", real_loss)
+    resumed = loop.train(cfg, resume=True, progress=False)
+
+    a = json.loads((reference / "metrics.json").read_text())
+    b = json.loads((resumed / "metrics.json").read_text())
+    assert a["history"] == b["history"] and a["steps"] == b["steps"]
+    wa, wb = load_file(reference / "best" / "model.safetensors"), load_file(resumed / "best" / "model.safetensors")
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_tiny_model_learns_a_separable_task(tiny_model_dir, tmp_path):
+    run = loop.train(
+        small_config(
+            tiny_model_dir,
+            tmp_path / "fit",
+            n_train=None,
+            train_split="kshot13-train",
+            dev_split="kshot13-train",
+            n_dev=None,
+            epochs=15,
+            batch_size=8,
+            lr=3e-3,
+        ),
+        progress=False,
+    )
+    assert json.loads((run / "metrics.json").read_text())["best"]["dev_accuracy"] >= 0.9
+
+
+def test_user_errors_print_one_line_without_traceback(tmp_path):
+    (tmp_path / "sst2").mkdir()
+    (tmp_path / "sst2" / "train.tsv").write_text("label\tsentence\n1\tgood\nx\tbad label\n")
+    (tmp_path / "sst2" / "dev.tsv").write_text("label\tcontent\n1\tgood\n")
+    env = {"ROBUSTFT_DATA": str(tmp_path), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PATH": ""}
+    done = subprocess.run(
+        [sys.executable, "-m", "robustft.cli", "train", "--output_dir", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].endswith("train.tsv:3: unknown label 'x'; expected one of ['0', '1']") and len(lines) == 1
