@@ -1,0 +1,141 @@
+"""Settings of the IM-BERT connection (and the EX-BERT control), as stored in `config.im`.
+
+Layer numbers are 1-based everywhere a user sees them (CLI, config, this dataclass): "1-6" is every
+layer of a 6-layer encoder; layer 1 is the one right after the embeddings.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from robustft.errors import ConfigError
+
+ARCHS = ("im", "ex")
+FORMS = ("increment", "layer")
+GRAD_MODES = ("unrolled", "jfb", "explicit")
+DIVERGENCE_POLICIES = ("fallback", "raise")
+
+
+@dataclass(frozen=True)
+class ImSettings:
+    """How chosen residual layers become implicit-Euler steps (SPEC section 1).
+
+    arch: "im" solves z = h + dt*f(z) by K gradient steps on 0.5*|r|^2 from the explicit step;
+          "ex" is the EX-BERT control: the explicit step only.
+    layers: 1-based layer numbers; None means every layer.
+    form: "increment" (f(u) = F(u) - u: the explicit step with dt = 1 is the pre-trained layer) or
+          "layer" (f = F: an outer residual connection h + dt*F(h) around the whole layer).
+    grad: "unrolled" back-propagates through the K steps (double backward, exact); "jfb" gives the
+          solution's value with the gradient of one fixed-point step h + dt*f(z_K) at the detached
+          solution (Jacobian-free); "explicit" gives the solution's value with the explicit step's
+          gradient (straight-through). Both cheap modes skip the double backward.
+    on_divergence: "fallback" (use the explicit step for the diverged examples, count and log it) or
+          "raise". A solve diverges when its final energy is not finite or exceeds the start's by more
+          than the relative tolerance `tol`.
+    """
+
+    arch: str = "im"
+    layers: tuple[int, ...] | None = None
+    K: int = 3
+    eta: float = 0.1
+    dt: float = 1.0
+    form: str = "increment"
+    grad: str = "unrolled"
+    on_divergence: str = "fallback"
+    tol: float = 0.01
+
+    def __post_init__(self):
+        _check_choice("arch", self.arch, ARCHS)
+        _check_choice("form", self.form, FORMS)
+        _check_choice("grad", self.grad, GRAD_MODES)
+        _check_choice("on_divergence", self.on_divergence, DIVERGENCE_POLICIES)
+        if isinstance(self.layers, str):
+            object.__setattr__(self, "layers", parse_layers(self.layers))
+        elif self.layers is not None:
+            object.__setattr__(self, "layers", tuple(int(n) for n in self.layers))
+        if int(self.K) != self.K or self.K < 0:
+            raise ConfigError(f"im.K must be a non-negative integer, got {self.K}")
+        object.__setattr__(self, "K", int(self.K))
+        if not self.eta > 0:
+            raise ConfigError(f"im.eta must be positive, got {self.eta}")
+        if not self.dt > 0:
+            raise ConfigError(f"im.dt must be positive, got {self.dt}")
+        if not self.tol >= 0:
+            raise ConfigError(f"im.tol must be >= 0, got {self.tol}")
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any] | None) -> ImSettings:
+        values = dict(values or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"unknown IM setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["layers"] = None if self.layers is None else list(self.layers)
+        return out
+
+    def with_layers(self, num_layers: int) -> ImSettings:
+        """The same settings with `layers` resolved and checked against the encoder's depth."""
+        layers = tuple(range(1, num_layers + 1)) if self.layers is None else self.layers
+        bad = [n for n in layers if not 1 <= n <= num_layers]
+        if bad:
+            raise ConfigError(f"im.layers {bad} out of range: the encoder has layers 1-{num_layers} (1-based)")
+        return replace(self, layers=tuple(sorted(set(layers))))
+
+
+def parse_layers(spec: str) -> tuple[int, ...] | None:
+    """'1-6', '1,3,5', '2-4,6', 'all' (None: every layer) or 'none' (no layer); 1-based."""
+    spec = spec.strip().lower()
+    if spec == "all":
+        return None
+    if spec in ("none", ""):
+        return ()
+    layers: list[int] = []
+    for part in spec.split(","):
+        part = part.strip()
+        try:
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if lo > hi:
+                    raise ValueError
+                layers.extend(range(lo, hi + 1))
+            else:
+                layers.append(int(part))
+        except ValueError:
+            raise ConfigError(f"bad layer spec '{spec}': use e.g. '1-6', '1,3,5' or 'all' (1-based)") from None
+    if any(n < 1 for n in layers):
+        raise ConfigError(f"bad layer spec '{spec}': layers are 1-based")
+    return tuple(sorted(set(layers)))
+
+
+def add_im_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `--im.*` flags; `settings_from_args` turns them into a dict of the ones given."""
+    group = parser.add_argument_group("IM-BERT connection (with --arch im or ex)")
+    group.add_argument("--im.layers", dest="im_layers", help="1-based layers, e.g. '1-6', '1,3,5', 'all'")
+    group.add_argument("--im.K", dest="im_K", type=int, help="gradient-descent iterations of the solve")
+    group.add_argument("--im.eta", dest="im_eta", type=float, help="step size of the solve")
+    group.add_argument("--im.dt", dest="im_dt", type=float, help="Euler step size")
+    group.add_argument("--im.form", dest="im_form", choices=FORMS)
+    group.add_argument("--im.grad", dest="im_grad", choices=GRAD_MODES)
+    group.add_argument("--im.on-divergence", dest="im_on_divergence", choices=DIVERGENCE_POLICIES)
+    group.add_argument("--im.tol", dest="im_tol", type=float, help="relative energy rise that counts as divergence")
+
+
+def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The `--im.*` flags that were given, as a dict of ImSettings fields (layers still a string)."""
+    out = {}
+    for f in fields(ImSettings):
+        value = getattr(args, f"im_{f.name}", None)
+        if value is not None:
+            out[f.name] = value
+    return out
+
+
+def _check_choice(name, value, choices):
+    if value not in choices:
+        raise ConfigError(f"im.{name} must be one of {', '.join(choices)}, got '{value}'")

@@ -1,0 +1,257 @@
+"""IM-BERT connection on tiny random encoders: identities, round-trips, solver behaviour, divergence, gradients."""
+
+import logging
+
+import pytest
+import torch
+from transformers import MPNetConfig, MPNetForSequenceClassification, RobertaConfig, RobertaForSequenceClassification
+
+from robustft.errors import ConfigError
+from robustft.models.factory import load_classifier, tiny_bert
+from robustft.models.im import (
+    ImDivergence,
+    ImSettings,
+    convert,
+    encoder_layers,
+    im_stats,
+    parse_layers,
+    settings_of,
+    unconvert,
+)
+from robustft.models.im_layer import _token_mask
+
+TEXTS = ["a gripping , funny and moving film .", "dull ."]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return tiny_bert(seed=0)
+
+
+def batch(tok, texts=TEXTS):
+    return tok(texts, padding=True, return_tensors="pt")
+
+
+def logits(model, enc):
+    with torch.no_grad():
+        return model(**enc).logits
+
+
+def test_layer_specs_are_one_based():
+    assert parse_layers("1-3,5") == (1, 2, 3, 5)
+    assert parse_layers("all") is None and parse_layers("none") == ()
+    for bad in ("0-2", "3-1", "x"):
+        with pytest.raises(ConfigError):
+            parse_layers(bad)
+    with pytest.raises(ConfigError):
+        ImSettings(form="nope")
+    with pytest.raises(ConfigError, match="out of range"):
+        convert(tiny_bert()[0], layers="1-3")
+
+
+def test_no_im_layers_is_bit_identical(tiny):
+    model, tok = tiny_bert(seed=0)
+    enc = batch(tok)
+    plain = logits(model, enc)
+    convert(model, arch="im", layers="none", K=5)
+    assert torch.equal(logits(model, enc), plain)
+
+
+def test_increment_k0_and_ex_dt1_equal_the_pretrained_model():
+    model, tok = tiny_bert(seed=0)
+    enc = batch(tok)
+    plain = logits(model, enc)
+    convert(model, arch="im", form="increment", K=0)
+    assert torch.equal(logits(model, enc), plain)
+    convert(model, arch="ex", form="increment", dt=1.0)
+    assert torch.equal(logits(model, enc), plain)
+    convert(model, arch="im", form="increment", K=3, eta=0.05)
+    assert not torch.equal(logits(model, enc), plain)
+    unconvert(model)
+    assert torch.equal(logits(model, enc), plain) and settings_of(model) is None
+
+
+def test_form_layer_ex_is_an_outer_explicit_step():
+    model, tok = tiny_bert(seed=0)
+    enc = batch(tok)
+    layer = encoder_layers(model)[0]
+    h = torch.randn(2, 4, 64)
+    with torch.no_grad():
+        f_h = layer(h)
+        convert(model, arch="ex", form="layer", dt=0.5, layers="1")
+        assert torch.allclose(layer(h), h + 0.5 * f_h)
+    assert logits(model, enc).shape == (2, 2)
+
+
+def test_save_pretrained_round_trip_restores_connections(tmp_path):
+    model, tok = tiny_bert(seed=0)
+    enc = batch(tok)
+    plain_keys = set(model.state_dict())
+    convert(model, arch="im", layers="2", K=2, eta=0.05, form="layer", dt=0.5, grad="jfb")
+    assert set(model.state_dict()) == plain_keys  # plain checkpoints load into IM models and back
+    expected = logits(model, enc)
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    loaded, _ = load_classifier(str(tmp_path))
+    assert settings_of(loaded) == settings_of(model)
+    assert list(im_stats(loaded)) == ["layer 2"]
+    assert torch.equal(logits(loaded, enc), expected)
+
+
+def test_residual_decreases_on_a_contractive_case(tiny):
+    model, tok = tiny_bert(seed=0)
+    convert(model, arch="im", form="layer", dt=0.2, K=6, eta=0.2)
+    logits(model, batch(tok))
+    for stats in im_stats(model).values():
+        res = stats["last_relative_residual"]
+        assert len(res) == 7 and all(b < a for a, b in zip(res, res[1:], strict=False)), res
+        assert stats["diverged"] == 0
+
+
+def test_padding_never_enters_the_solve():
+    model, tok = tiny_bert(seed=0)
+    convert(model, arch="im", K=3, eta=0.1)
+    padded = batch(tok)
+    alone = batch(tok, TEXTS[1:])
+    assert padded["attention_mask"][1].sum() < padded["attention_mask"].shape[1]  # really padded
+    assert torch.allclose(logits(model, padded)[1], logits(model, alone)[0], atol=1e-5)
+    residual_alone = im_stats(model)["layer 1"]["last_relative_residual"]
+    # the mask the layers see marks exactly the real tokens, whatever form the encoder passes it in
+    mask2d = padded["attention_mask"]
+    additive = (1.0 - mask2d[:, None, None, :].float()) * torch.finfo(torch.float32).min
+    hidden = torch.zeros(*mask2d.shape, 8)
+    for form in (mask2d[:, None, None, :].bool(), additive):
+        assert torch.equal(_token_mask(form, hidden)[..., 0], mask2d.float())
+    assert residual_alone[-1] < residual_alone[0]
+
+
+def test_divergence_falls_back_counts_and_logs(caplog):
+    model, tok = tiny_bert(seed=0)
+    enc = batch(tok)
+    convert(model, arch="ex", form="layer", dt=1.0)
+    explicit = logits(model, enc)
+    convert(model, arch="im", form="layer", dt=1.0, K=4, eta=50.0, on_divergence="fallback")
+    with caplog.at_level(logging.WARNING, logger="robustft.im"):
+        out = logits(model, enc)
+    stats = im_stats(model)
+    assert all(s["diverged"] == 2 for s in stats.values()), stats
+    assert torch.allclose(out, explicit)
+    assert "diverged" in caplog.text
+    convert(model, arch="im", form="layer", dt=1.0, K=4, eta=50.0, on_divergence="raise")
+    with pytest.raises(ImDivergence, match="layer 1"):
+        logits(model, enc)
+
+
+def test_nonfinite_solve_is_detected():
+    model, tok = tiny_bert(seed=0)
+    convert(model, arch="im", K=2, eta=1e30)
+    out = logits(model, batch(tok))
+    assert torch.isfinite(out).all()
+    assert im_stats(model)["layer 1"]["diverged"] == 2
+
+
+def _double_model(seed=0):
+    model, tok = tiny_bert(seed=seed, attn_implementation="eager")
+    return model.double(), tok
+
+
+def test_unrolled_gradients_match_finite_differences():
+    model, tok = _double_model()
+    convert(model, arch="im", form="increment", K=3, eta=0.05, grad="unrolled")
+    enc = batch(tok)
+    labels = torch.tensor([1, 0])
+    weight = encoder_layers(model)[0].intermediate.dense.weight
+    model.zero_grad()
+    model(**enc, labels=labels).loss.backward()
+    analytic = weight.grad.clone()
+    direction = torch.randn_like(weight)
+    eps = 1e-5
+    with torch.no_grad():
+        weight += eps * direction
+        up = model(**enc, labels=labels).loss
+        weight -= 2 * eps * direction
+        down = model(**enc, labels=labels).loss
+        weight += eps * direction
+    numeric = (up - down) / (2 * eps)
+    assert torch.isclose((analytic * direction).sum(), numeric, rtol=1e-5, atol=1e-9)
+    assert all(s["diverged"] == 0 for s in im_stats(model).values())
+
+
+def test_unrolled_input_gradient_passes_gradcheck():
+    model, _ = _double_model()
+    convert(model, arch="im", form="layer", dt=0.5, K=2, eta=0.1, grad="unrolled", layers="1")
+    layer = encoder_layers(model)[0]
+    h = torch.randn(1, 3, 64, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x: layer(x), (h,), eps=1e-6, atol=1e-5, fast_mode=True)
+
+
+@pytest.mark.parametrize("grad", ["unrolled", "jfb", "explicit"])
+def test_grad_modes_share_the_forward_value_and_train(grad):
+    model, tok = tiny_bert(seed=0)
+    enc = batch(tok)
+    convert(model, arch="im", K=3, eta=0.1, grad=grad)
+    reference = logits(model, enc)
+    out = model(**enc, labels=torch.tensor([1, 0]))
+    assert torch.allclose(out.logits, reference, atol=1e-6)
+    out.loss.backward()
+    grads = [p.grad for p in model.parameters() if p.requires_grad]
+    assert all(g is not None and torch.isfinite(g).all() for g in grads)
+    assert encoder_layers(model)[0].attention.self.query.weight.grad.abs().sum() > 0
+
+
+def test_bf16_autocast_and_inference_mode():
+    model, tok = tiny_bert(seed=0)
+    enc = batch(tok)
+    convert(model, arch="im", K=2, eta=0.1)
+    reference = logits(model, enc)
+    with torch.inference_mode():
+        assert torch.allclose(model(**enc).logits, reference, atol=1e-6)
+    model.train()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = model(**enc, labels=torch.tensor([1, 0]))
+    out.loss.backward()
+    assert torch.isfinite(out.loss) and torch.allclose(out.logits.float(), reference, atol=0.1)
+
+
+def test_dropout_is_the_same_in_every_solver_call():
+    model, tok = tiny_bert(seed=0, hidden_dropout_prob=0.3, attention_probs_dropout_prob=0.3)
+    convert(model, arch="im", form="layer", dt=0.2, K=5, eta=0.2, grad="jfb")
+    model.train()
+    model(**batch(tok))
+    res = im_stats(model)["layer 1"]["last_relative_residual"]
+    assert all(b < a for a, b in zip(res, res[1:], strict=False)), res
+
+
+def _roberta():
+    cfg = RobertaConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=40, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0, pad_token_id=1)
+    return RobertaForSequenceClassification(cfg).eval()
+
+
+def _mpnet():
+    cfg = MPNetConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                      intermediate_size=64, max_position_embeddings=40, hidden_dropout_prob=0.0,
+                      attention_probs_dropout_prob=0.0, pad_token_id=1)
+    return MPNetForSequenceClassification(cfg).eval()
+
+
+@pytest.mark.parametrize("build", [_roberta, _mpnet], ids=["roberta", "mpnet"])
+def test_other_encoders(build, tmp_path):
+    torch.manual_seed(0)
+    model = build()
+    ids = torch.tensor([[0, 5, 6, 7, 2], [0, 8, 2, 1, 1]])
+    enc = {"input_ids": ids, "attention_mask": (ids != 1).long()}
+    plain = logits(model, enc)
+    convert(model, arch="im", form="increment", K=0)
+    assert torch.equal(logits(model, enc), plain)
+    convert(model, arch="im", K=2, eta=0.05)
+    out = logits(model, enc)
+    assert not torch.equal(out, plain) and torch.isfinite(out).all()
+    assert im_stats(model)["layer 2"]["forwards"] == 1
+    model.save_pretrained(tmp_path)
+    loaded = type(model).from_pretrained(tmp_path).eval()
+    from robustft.models.im import apply_from_config
+
+    apply_from_config(loaded)
+    assert torch.equal(logits(loaded, enc), out)
