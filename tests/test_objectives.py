@@ -1,0 +1,133 @@
+"""Every training objective fits a tiny model to a small separable task, and the embedding adversaries
+keep their promises (masks, norms, FreeLB's averaged gradient)."""
+
+import pytest
+import torch
+
+from robustft.adversary.embeds import forward_embeds, word_embeddings
+from robustft.data.batching import collate, encode
+from robustft.data.example import Example
+from robustft.data.tasks import get_task
+from robustft.models.factory import tiny_bert
+from robustft.train.objectives import OBJECTIVES, build_objective
+from robustft.train.objectives.base import TrainContext, model_inputs
+from robustft.train.objectives.embedding_attack import DeltaSettings, ascend, ce_gain, init_delta, step_delta
+
+NEIGHBORS = {"film": ["movie", "picture"], "plot": ["story", "storyline"], "was": ["is"], "the": ["this"]}
+POSITIVE, NEGATIVE = ["good", "great", "nice", "fine"], ["bad", "awful", "poor", "dull"]
+TEMPLATES = ["the film was {}", "the plot was {}", "{} film", "a {} plot"]
+# Embedding norms near 1.6, like a pre-trained BERT's (~1-1.5): with the default 0.02 init a tiny model's
+# embeddings are so short that FreeLB/PGD's fixed-size steps would drown the signal.
+INIT_RANGE = 0.2
+# Fewer hull steps keep the test short; the adversary's own tests are in test_ascc_hull.py.
+METHOD_ARGS = {"rift": {"teacher": "copy", "steps": 3}, "rift-imdb": {"teacher": "copy", "steps": 3},
+               "rift-snli": {"teacher": "copy", "steps": 3}, "ascc": {"steps": 3}}
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models run faster on one thread, and the machine is shared."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def sentiment_batch(tok):
+    examples = [Example(t.format(w), label) for t in TEMPLATES
+                for label, words in ((1, POSITIVE), (0, NEGATIVE)) for w in words]
+    return collate(encode(tok, examples, 32), tok.pad_token_id)
+
+
+def accuracy(model, batch):
+    model.eval()
+    with torch.no_grad():
+        return (model(**model_inputs(batch)).logits.argmax(-1) == batch["labels"]).float().mean().item()
+
+
+@pytest.mark.parametrize("method", sorted(OBJECTIVES))
+def test_every_objective_fits_a_separable_task(method):
+    torch.manual_seed(0)
+    model, tok = tiny_bert(2, seed=0, initializer_range=INIT_RANGE)
+    batch = sentiment_batch(tok)
+    objective = build_objective(method, METHOD_ARGS.get(method))
+    objective.neighbors = NEIGHBORS  # hull objectives read this instead of the counter-fitted file
+    objective.setup(model, TrainContext(tok, get_task("sst2"), "tiny"))
+    params = list(model.parameters()) + [p for m in objective.modules().values() for p in m.parameters()]
+    optimizer = torch.optim.Adam(params, lr=3e-3)
+    first = None
+    for _ in range(50):
+        model.train()
+        optimizer.zero_grad(set_to_none=True)
+        loss, logs = objective.loss(model, batch)
+        loss.backward()
+        optimizer.step()
+        first = first if first is not None else loss.item()
+        assert all(v == v for v in logs.values())  # no NaN in the logs
+    assert loss.item() < first
+    assert accuracy(model, batch) == 1.0
+
+
+def test_freelb_inside_accumulation_matches_the_kept_graphs():
+    model, tok = tiny_bert(2, seed=1)
+    batch = sentiment_batch(tok)
+    grads = []
+    for mode in ("inside", "graph"):
+        objective = build_objective("freelb", {"accumulate": mode, "steps": 3})
+        model.zero_grad(set_to_none=True)
+        torch.manual_seed(5)
+        loss, _ = objective.loss(model, batch)
+        loss.backward()
+        grads.append(([p.grad.clone() for p in model.parameters()], loss.item()))
+    for a, b in zip(grads[0][0], grads[1][0], strict=True):
+        assert torch.allclose(a, b, atol=1e-6)
+    assert grads[0][1] == pytest.approx(grads[1][1], rel=1e-6)
+
+
+def test_inner_adversary_leaves_parameter_gradients_alone():
+    model, tok = tiny_bert(2, seed=2)
+    batch = sentiment_batch(tok)
+    model.zero_grad(set_to_none=True)
+    embeds = word_embeddings(model, batch)
+    ascend(model, batch, embeds, batch["attention_mask"].float(), ce_gain(batch["labels"]), DeltaSettings(steps=2))
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_delta_stays_in_mask_and_norm_ball():
+    torch.manual_seed(0)
+    embeds = torch.randn(3, 7, 16)
+    mask = torch.ones(3, 7)
+    mask[:, 5:] = 0
+    s = DeltaSettings(steps=1, lr=1.0, init_mag=0.5, max_norm=0.2)
+    delta = init_delta(embeds, mask, s)
+    assert (delta[:, 5:] == 0).all()
+    delta = step_delta(delta, torch.randn_like(embeds), mask, s)
+    assert (delta.flatten(1).norm(dim=1) <= 0.2 + 1e-6).all() and (delta[:, 5:] == 0).all()
+    linf = DeltaSettings(steps=1, lr=1.0, init_mag=0.5, max_norm=0.1, norm="linf")
+    delta = step_delta(init_delta(embeds, mask, linf), torch.randn_like(embeds), mask, linf)
+    assert delta.abs().max() <= 0.1 + 1e-7 and (delta[:, 5:] == 0).all()
+
+
+def test_field_scope_moves_only_the_hypothesis():
+    model, tok = tiny_bert(3, seed=0)
+    task = get_task("snli")
+    batch = collate(encode(tok, [Example("a man sleeps", 0, "the man runs")], 32), tok.pad_token_id)
+    objective = build_objective("pgd", {"scope": "field", "steps": 2})
+    objective.setup(model, TrainContext(tok, task, "tiny"))
+    embeds = word_embeddings(model, batch).detach()
+    delta = ascend(model, batch, embeds, objective.perturb_mask(batch), ce_gain(batch["labels"]), objective.settings)
+    moved = delta.abs().sum(-1)[0] > 0
+    sequence = tok("a man sleeps", "the man runs").sequence_ids()
+    assert moved.any() and all(sequence[p] == 1 for p in range(len(sequence)) if moved[p])
+    assert forward_embeds(model, batch, embeds + delta).shape == (1, 3)
+
+
+def test_unknown_options_are_config_errors():
+    from robustft.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        build_objective("pgd", {"norm": "l1"})
+    with pytest.raises(ConfigError):
+        build_objective("freelb", {"accumulate": "later"})
+    with pytest.raises(ConfigError):
+        build_objective("rift", {"no_such_option": 1})
