@@ -51,6 +51,8 @@ class ImSettings:
         _check_choice("form", self.form, FORMS)
         _check_choice("grad", self.grad, GRAD_MODES)
         _check_choice("on_divergence", self.on_divergence, DIVERGENCE_POLICIES)
+        if isinstance(self.layers, int) and not isinstance(self.layers, bool):  # `--im.layers 3` parses as 3
+            object.__setattr__(self, "layers", (self.layers,))
         if isinstance(self.layers, str):
             object.__setattr__(self, "layers", parse_layers(self.layers))
         elif self.layers is not None:

@@ -1,0 +1,132 @@
+"""Cost of IM-BERT against plain MiniLM: forward and training-step time and peak memory, per K, layer set
+and gradient mode. Each configuration runs in its own process so peak memory is its own.
+
+    python benchmarks/im_overhead.py                 # full grid -> benchmarks/results/im_overhead.json
+    python benchmarks/im_overhead.py --quick         # a smaller grid
+
+Batch: the first 32 SST-2 dev sentences (padded to the longest), bf16 autocast as in training, 1 thread.
+Memory on CPU is the rise of the process's peak resident set over the loaded model (ru_maxrss); on CUDA
+it is torch.cuda.max_memory_allocated above the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results" / "im_overhead.json"
+
+
+def grid(quick: bool) -> list[dict]:
+    configs = [{"arch": "plain"}, {"arch": "ex", "layers": "1-6", "form": "layer"}]
+    ks = (1, 3) if quick else (1, 3, 5)
+    layer_sets = ("6", "1-6") if quick else ("6", "4-6", "1-6")
+    for layers in layer_sets:
+        for k in ks:
+            for grad in ("unrolled", "jfb", "explicit"):
+                configs.append({"arch": "im", "layers": layers, "K": k, "grad": grad, "eta": 0.01})
+    return configs
+
+
+def measure(config: dict, batch_size: int, steps: int) -> dict:
+    import torch
+
+    from robustft.data.batching import collate, encode
+    from robustft.data.tasks import load_examples
+    from robustft.models.factory import load_classifier
+    from robustft.models.im import convert, im_stats
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model, tok = load_classifier("minilm", ("negative", "positive"))
+    if config["arch"] != "plain":
+        convert(model, **config)
+    model.to(device)
+    examples = load_examples("sst2", "dev", n=batch_size, seed=0)
+    batch = collate(encode(tok, examples, 128), tok.pad_token_id)
+    inputs = {k: batch[k].to(device) for k in ("input_ids", "attention_mask", "token_type_ids") if k in batch}
+    labels = batch["labels"].to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+
+    def peak_bytes():
+        if device.type == "cuda":
+            return torch.cuda.max_memory_allocated()
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+    def forward():
+        with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16):
+            model.eval()(**inputs)
+
+    def train_step():
+        model.train()
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            loss = model(**inputs, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    results = {}
+    base = peak_bytes()
+    for name, fn in (("forward", forward), ("train_step", train_step)):  # forward first: its peak is lower
+        fn()  # warm-up, and the peak
+        sync()
+        peak = peak_bytes() - base
+        times = []
+        for _ in range(steps):
+            start = time.perf_counter()
+            fn()
+            sync()
+            times.append(time.perf_counter() - start)
+        results[f"{name}_s"] = round(statistics.median(times), 4)
+        results[f"{name}_peak_mib"] = round(peak / 2**20, 1)
+    stats = im_stats(model)
+    results["diverged"] = sum(s["diverged"] for s in stats.values())
+    results["tokens"] = int(inputs["input_ids"].numel())
+    results["device"] = device.type
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # a JSON config: measure it in this process
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure(json.loads(args.one), args.batch_size, args.steps)))
+        return 0
+    rows = []
+    for config in grid(args.quick):
+        cmd = [sys.executable, __file__, "--one", json.dumps(config), "--batch_size", str(args.batch_size),
+               "--steps", str(args.steps)]
+        out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ, check=True)
+        row = {**config, **json.loads(out.stdout.strip().splitlines()[-1])}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    plain = rows[0]
+    for row in rows:
+        row["forward_x"] = round(row["forward_s"] / plain["forward_s"], 2)
+        row["train_step_x"] = round(row["train_step_s"] / plain["train_step_s"], 2)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps({"batch_size": args.batch_size, "threads": 1, "bf16": True,
+                                       "rows": rows}, indent=2))
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
