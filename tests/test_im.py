@@ -255,3 +255,19 @@ def test_other_encoders(build, tmp_path):
 
     apply_from_config(loaded)
     assert torch.equal(logits(loaded, enc), out)
+
+
+@pytest.mark.slow
+def test_minilm_increment_k0_is_the_pretrained_model_and_round_trips(tmp_path):
+    model, tok = load_classifier("minilm", ("negative", "positive"))
+    enc = batch(tok)
+    plain = logits(model, enc)
+    convert(model, arch="im", form="increment", K=0, layers="1-6")
+    assert torch.equal(logits(model, enc), plain)
+    convert(model, arch="im", form="increment", K=2, eta=0.01, layers="4-6", grad="explicit")
+    expected = logits(model, enc)
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    loaded, _ = load_classifier(str(tmp_path))
+    assert torch.equal(logits(loaded, enc), expected)
+    assert list(im_stats(loaded)) == ["layer 4", "layer 5", "layer 6"]
