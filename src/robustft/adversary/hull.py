@@ -86,24 +86,28 @@ def ce_gain(labels: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
     return gain
 
 
+def kaiming_logits(shape: tuple[int, ...], generator: torch.Generator | None = None) -> torch.Tensor:
+    """The release's start: kaiming_normal_ on a [B, W, K, 1] tensor, i.e. N(0, 2 / (W * K))."""
+    std = (2.0 / (shape[1] * shape[2])) ** 0.5
+    return torch.randn(*shape, generator=generator) * std
+
+
 def optimise_weights(model, batch: dict, table: CandidateTable, gain: Callable[[torch.Tensor], torch.Tensor],
-                     settings: HullSettings = HullSettings(), generator: torch.Generator | None = None) -> torch.Tensor:
-    """Run the hull search; returns the detached weights [B, W, K] (on the simplex, zero on padded slots)."""
+                     settings: HullSettings = HullSettings(), init: torch.Tensor | None = None) -> torch.Tensor:
+    """Run the hull search; returns the detached weights [B, W, K] (on the simplex, zero on padded slots).
+
+    `init` gives the starting logits (the attack seeds each example on its own); default Kaiming-normal.
+    """
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
             cand = candidate_embeddings(model, table)
-        shape = table.slot_mask.shape
-        init = torch.empty(*shape, 1, device=cand.device)
-        if generator is None:
-            torch.nn.init.kaiming_normal_(init)
-        else:  # kaiming_normal_'s std for a [B, W, K, 1] tensor, drawn from the caller's generator
-            std = (2.0 / (shape[1] * shape[2])) ** 0.5
-            init = torch.randn(*shape, 1, generator=generator).to(cand.device) * std
-        logits = init.squeeze(-1).requires_grad_()
+        if init is None:
+            init = kaiming_logits(tuple(table.slot_mask.shape))
+        logits = init.detach().clone().float().to(cand.device).requires_grad_()
         optimizer = torch.optim.Adam([logits], lr=settings.lr, weight_decay=settings.weight_decay)
-        n_vectors = max(1, int(table.slot_mask.any(-1).sum()))
+        n_vectors = max(1, int((table.slot_mask.sum(-1) > 1).sum()))  # words that can move
         norm = settings.entropy_norm if settings.entropy_norm is not None else n_vectors
         for _ in range(settings.steps):
             with torch.enable_grad():

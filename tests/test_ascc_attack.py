@@ -1,0 +1,72 @@
+"""The white-box ASCC attack: argmax of the hull weights back to words, TextAttack-style records."""
+
+import pytest
+import torch
+
+from robustft.attacks.ascc import run_ascc_attack
+from robustft.attacks.results import FAILED, SKIPPED, SUCCEEDED, summarize
+from robustft.attacks.words import split_words
+from robustft.data.batching import collate, encode
+from robustft.data.example import Example
+from robustft.data.tasks import get_task
+from robustft.models.factory import tiny_bert
+from robustft.train.objectives import build_objective
+
+# "good" has the adversarial neighbour "bad": a model that reads the word is flipped by the swap.
+NEIGHBORS = {"good": ["bad", "fine"], "film": ["movie", "picture"], "man": ["guy"]}
+
+
+@pytest.fixture(scope="module")
+def trained():
+    torch.manual_seed(0)
+    model, tok = tiny_bert(2, seed=0, initializer_range=0.2)
+    examples = [Example(f"{a} {w} film", int(w == "good"))
+                for a in ("a", "the", "one", "that") for w in ("good", "bad")]
+    batch = collate(encode(tok, examples, 16), tok.pad_token_id)
+    objective = build_objective("standard")
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    for _ in range(40):
+        model.train()
+        optimizer.zero_grad()
+        objective.loss(model, batch)[0].backward()
+        optimizer.step()
+    return model.eval(), tok
+
+
+def test_attack_flips_through_an_adversarial_neighbour_and_reports_it(trained):
+    model, tok = trained
+    examples = [Example("a good film", 1, id="x0"), Example("the bad film", 0, id="x1"),
+                Example("a bad film", 1, id="x2")]
+    records = run_ascc_attack(model, tok, get_task("sst2"), examples, seed=0, neighbors=NEIGHBORS, batch_size=2)
+    assert [r.index for r in records] == [0, 1, 2] and [r.id for r in records] == ["x0", "x1", "x2"]
+    flipped, unmovable, wrong = records
+    assert flipped.result == SUCCEEDED
+    assert "good" in {s["original"] for s in flipped.swaps}  # the word the model reads had to move
+    assert flipped.adversarial_pred == 0 and flipped.queries == 12
+    assert unmovable.result == FAILED  # "bad" has no neighbours, "film" cannot flip it
+    assert wrong.result == SKIPPED and wrong.adversarial == wrong.original
+    summary = summarize(records)
+    assert summary["accuracy_under_attack"] == pytest.approx(100 / 3)
+
+
+def test_records_change_only_candidate_words_and_are_seeded(trained):
+    model, tok = trained
+    examples = [Example("The good man saw a good film .", 1), Example("a film , a man , a good day", 1)]
+    runs = [run_ascc_attack(model, tok, get_task("sst2"), examples, seed=3, neighbors=NEIGHBORS, batch_size=b)
+            for b in (1, 2)]
+    assert [r.adversarial for r in runs[0]] == [r.adversarial for r in runs[1]]  # batch size does not matter
+    for r in runs[0]:
+        words, adv_words = split_words(r.original)[0], split_words(r.adversarial)[0]
+        assert len(words) == len(adv_words) == r.num_words
+        for i, (a, b) in enumerate(zip(words, adv_words, strict=True)):
+            assert a == b or b.lower() in NEIGHBORS[a.lower()]
+            assert (a != b) == (i in {s["index"] for s in r.swaps})
+
+
+def test_pairs_keep_the_premise(trained):
+    model, tok = trained
+    model3, _ = tiny_bert(3, seed=1)
+    examples = [Example("a good man", 0, "a good film"), Example("the film", 2, "the man is good")]
+    records = run_ascc_attack(model3, tok, get_task("snli"), examples, neighbors=NEIGHBORS)
+    for r, e in zip(records, examples, strict=True):
+        assert r.perturbed_field == "text_b" and r.context == e.text_a and r.original == e.text_b
