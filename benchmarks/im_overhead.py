@@ -102,7 +102,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--batch_size", type=int, default=32)
-    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a JSON config: measure it in this process
     args = parser.parse_args()

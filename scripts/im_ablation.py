@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import statistics
 import sys
@@ -30,7 +31,7 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "im-inc-k2-eta03": ("im", {"form": "increment", "K": 2, "eta": 0.03, "layers": "4-6", "grad": "explicit"}),
     "im-inc-k2-all": ("im", {"form": "increment", "K": 2, "eta": 0.01, "layers": "1-6", "grad": "explicit"}),
     "im-inc-k2-jfb": ("im", {"form": "increment", "K": 2, "eta": 0.01, "layers": "4-6", "grad": "jfb"}),
-    "im-inc-k1-unrolled": ("im", {"form": "increment", "K": 1, "eta": 0.01, "layers": "4-6", "grad": "unrolled"}),
+    "im-inc-k2-unrolled": ("im", {"form": "increment", "K": 2, "eta": 0.01, "layers": "4-6", "grad": "unrolled"}),
     "im-layer-k2": ("im", {"form": "layer", "dt": 1.0, "K": 2, "eta": 0.03, "layers": "4-6", "grad": "explicit"}),
 }
 
@@ -66,6 +67,17 @@ def run_one(name: str, seed: int, args) -> dict:
             "model_dir": str(run_dir / "best")}
 
 
+def diverged_in_training(run_dir: Path) -> int | None:
+    """Diverged solves during training, from the IM warnings in train.log (per layer, the latest count)."""
+    log = run_dir / "train.log"
+    if not log.exists():
+        return None
+    latest: dict[str, int] = {}
+    for match in re.finditer(r"IM layer (\d+): (\d+) diverged solves", log.read_text()):
+        latest[match.group(1)] = int(match.group(2))
+    return sum(latest.values())
+
+
 def load_rows(path: Path) -> list[dict]:
     if not path.exists():
         return []
@@ -81,15 +93,16 @@ def table(rows: list[dict]) -> str:
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         groups.setdefault((row["setting"], row["variant"]), []).append(row)
-    lines = ["| setting | variant | arch | IM settings | seeds | SST-2 dev acc | AdvGLUE SST-2 acc | train s/run |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| setting | variant | arch | IM settings | seeds | SST-2 dev acc | AdvGLUE SST-2 acc | train s/run "
+             "| diverged solves (train) |", "|---|---|---|---|---|---|---|---|---|"]
     for (setting, variant), group in groups.items():
         im = group[0]["im"]
         settings = ", ".join(f"{k}={v}" for k, v in im.items()) or "-"
         lines.append(
             f"| {setting} | {variant} | {group[0]['arch']} | {settings} | {len(group)} "
             f"| {fmt([r['dev_accuracy'] for r in group])} | {fmt([r['advglue_sst2_accuracy'] for r in group])} "
-            f"| {statistics.mean(r['train_time_s'] for r in group):.0f} |")
+            f"| {statistics.mean(r['train_time_s'] for r in group):.0f} "
+            f"| {'/'.join(str(diverged_in_training(Path(r['model_dir']).parent)) for r in group)} |")
     return "\n".join(lines)
 
 
