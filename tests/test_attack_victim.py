@@ -1,10 +1,16 @@
 import numpy as np
 import pytest
 
+import attack_helpers
 from robustft.attacks.victim import ONE_AT_A_TIME, TEXTATTACK_LIKE, Victim
 from robustft.data.example import Example
 from robustft.data.tasks import load_examples
 from robustft.models.factory import tiny_bert
+
+
+@pytest.fixture(scope="module", autouse=True)
+def single_thread():
+    yield from attack_helpers.one_thread()
 
 
 @pytest.fixture(scope="module")
