@@ -135,3 +135,17 @@ def test_unknown_settings_and_recipes_are_config_errors():
     with pytest.raises(ConfigError, match="unknown recipe"):
         recipe_config("deepwordbug")
     assert re.search("textfooler", str(list(RECIPES)))
+
+
+def test_pairs_perturb_only_the_chosen_field(tok_model, mlm):
+    from robustft.data.example import Example
+
+    _, tok = tok_model
+    model = KeywordModel(tok)
+    pair = Example("the premise is plain .", 1, "a good story .", id="p")
+    attack = build_attack("textfooler", Victim(model, tok, "rte"), overrides={"similarity": None})
+    record = attack.run(pair, 0, 0)
+    assert attack.field == "text_b" and record.perturbed_field == "text_b"
+    assert record.result == SUCCEEDED
+    assert record.context == pair.text_a and record.original == pair.text_b
+    assert [s["original"] for s in record.swaps] == ["good"]

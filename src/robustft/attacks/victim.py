@@ -84,6 +84,11 @@ class Victim:
     def budget_left(self) -> float:
         return float("inf") if self.query_budget is None else self.query_budget - self.queries
 
+    def clear_cache(self) -> None:
+        """Forget cached outputs (benchmarks time cold runs; a changed model must not reuse them)."""
+        self._cache.clear()
+        self.total_forward_rows = 0
+
     # --- model calls -----------------------------------------------------------------------------
     def probs(self, examples: list[Example]) -> np.ndarray:
         keys = [_key(e) for e in examples]
