@@ -128,8 +128,8 @@ def main() -> None:
         row["time_vs_standard"] = round(row["seconds_per_step"] / base["seconds_per_step"], 2)
         row["memory_vs_standard"] = round(row["peak_extra_mb"] / max(base["peak_extra_mb"], 1e-9), 2)
     save("objective_cost", {"model": "minilm", "task": "imdb", "batch_size": args.batch,
-                            "max_length": args.max_length, "padding": "max_length", "bf16_autocast": True,
-                            "timed_steps": args.steps, "rows": rows})
+                            "threads_per_run": args.threads, "max_length": args.max_length, "padding": "max_length",
+                            "bf16_autocast": True, "timed_steps": args.steps, "rows": rows})
 
 
 if __name__ == "__main__":
