@@ -85,6 +85,11 @@ def one(read, *files, note=""):
     return Split(files, lambda paths: read(*paths), note)
 
 
+def tsv(file: str, columns: dict[str, str], names) -> Split:
+    """A headed TSV whose labels are ids or label names."""
+    return one(lambda p: r.read_tsv(p, columns, {**index_map(names), **names_map(names)}), file)
+
+
 # --- single-sentence tasks --------------------------------------------------------------------
 
 SST_TSV = {"label": "label", "text_a": "content"}
@@ -94,12 +99,9 @@ register(
         SENTIMENT,
         ("sentence",),
         {
-            "train": one(
-                lambda p: r.read_tsv(p, {"label": "label", "text_a": "sentence"}, index_map(SENTIMENT)),
-                "sst2/train.tsv",
-            ),
-            "dev": one(lambda p: r.read_tsv(p, SST_TSV, index_map(SENTIMENT)), "sst2/dev.tsv"),
-            "test": one(lambda p: r.read_tsv(p, SST_TSV, index_map(SENTIMENT)), "sst2/test.tsv"),
+            "train": tsv("sst2/train.tsv", {"label": "label", "text_a": "sentence"}, SENTIMENT),
+            "dev": tsv("sst2/dev.tsv", SST_TSV, SENTIMENT),
+            "test": tsv("sst2/test.tsv", SST_TSV, SENTIMENT),
         },
         hub=HubSource("glue", "sst2", {"train": "train", "dev": "validation"}, ("sentence",)),
     )
@@ -215,8 +217,8 @@ register(
         NLI2,
         ("question", "sentence"),
         {
-            "train": one(lambda p: r.read_tsv(p, QNLI_TSV, index_map(NLI2)), "qnli/train_subset.tsv"),
-            "dev": one(lambda p: r.read_tsv(p, QNLI_TSV, index_map(NLI2)), "qnli/glue_dev.tsv"),
+            "train": tsv("qnli/train_subset.tsv", QNLI_TSV, NLI2),
+            "dev": tsv("qnli/glue_dev.tsv", QNLI_TSV, NLI2),
         },
         perturb_field="text_b",
         hub=HubSource("glue", "qnli", {"train": "train", "dev": "validation"}, ("question", "sentence")),
@@ -231,8 +233,8 @@ register(
         NLI2,
         ("sentence1", "sentence2"),
         {
-            "train": one(lambda p: r.read_tsv(p, RTE_TSV, index_map(NLI2)), "rte/train.tsv"),
-            "dev": one(lambda p: r.read_tsv(p, RTE_TSV, index_map(NLI2)), "rte/dev.tsv"),
+            "train": tsv("rte/train.tsv", RTE_TSV, NLI2),
+            "dev": tsv("rte/dev.tsv", RTE_TSV, NLI2),
         },
         perturb_field="text_b",
         hub=HubSource("glue", "rte", {"train": "train", "dev": "validation"}, ("sentence1", "sentence2")),
@@ -339,12 +341,9 @@ KSHOT = {  # registry name -> (folder, columns, dev file name)
 KSHOT_SEEDS = (13, 21, 42, 87, 100)
 for task_name, (folder, cols, dev_name) in KSHOT.items():
     task = TASKS[task_name]
-    labels = {**index_map(task.label_names), **names_map(task.label_names)}
     for seed in KSHOT_SEEDS:
         for part, file in (("train", "train"), ("dev", dev_name)):
-            task.splits[f"kshot{seed}-{part}"] = one(
-                lambda p, cols=cols, labels=labels: r.read_tsv(p, cols, labels), f"kshot/{folder}/16-{seed}/{file}.tsv"
-            )
+            task.splits[f"kshot{seed}-{part}"] = tsv(f"kshot/{folder}/16-{seed}/{file}.tsv", cols, task.label_names)
     for part in ("train", "dev"):
         task.splits[f"subset-{part}"] = subset(folder, task.label_names, part)
     object.__setattr__(task, "files", {s: sp.files[0] for s, sp in task.splits.items()})
