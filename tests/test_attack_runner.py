@@ -73,3 +73,11 @@ def test_cli_accepts_a_run_folder_and_reports_bad_settings(tiny_model_dir, tmp_p
             "--out", str(tmp_path / "a"), "--set", "no_such_key=1"]
     assert main(args) == 2
     assert "no setting 'no_such_key'" in capsys.readouterr().err
+
+
+def test_first_k_now_and_the_rest_on_resume(tmp_path):
+    config = {"recipe": "textfooler"}
+    part, summary = run_attack(keyword_attack(), GOOD, tmp_path, dict(config), progress=False, first=2)
+    assert [r.index for r in part] == [0, 1] and summary["num_examples"] == 2
+    rest, summary = run_attack(keyword_attack(), GOOD, tmp_path, dict(config), resume=True, progress=False)
+    assert [r.index for r in rest] == [0, 1, 2, 3] and summary["num_examples"] == 4

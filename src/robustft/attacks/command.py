@@ -74,6 +74,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--query-budget", type=int, default=None, help="max distinct queries per example")
     p.add_argument("--out", default=None, help="output folder (default runs/attack/<model>-<task>-<recipe>...)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
+    p.add_argument("--first", type=int, default=None,
+                   help="attack only the first K examples of the sample now (the rest later with --resume)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--max-length", type=int, default=None)
     p.add_argument("--bf16", action="store_true", help="bf16 autocast for model calls")
@@ -145,7 +147,7 @@ def run(args) -> int:
         config["attack"] = attack.config()
         config["resources"] = hash_resources(attack.resources())
         _, summary = run_attack(attack, examples, out, config, seed=args.seed, resume=args.resume,
-                                progress=not args.no_progress)
+                                progress=not args.no_progress, first=args.first)
     print(format_summary(summary))
     print(f"run folder: {out}")
     return 0

@@ -105,19 +105,24 @@ def _postfix(records: list[AttackRecord]) -> dict:
 
 
 def run_attack(attack, examples: list[Example], out_dir: Path, config: dict, seed: int = 0, resume: bool = False,
-               progress: bool = True) -> tuple[list[AttackRecord], dict]:
-    """Attack every example not yet in the folder, appending each record as it finishes."""
+               progress: bool = True, first: int | None = None) -> tuple[list[AttackRecord], dict]:
+    """Attack every example not yet in the folder, appending each record as it finishes.
+
+    `first` stops after the first `first` examples of the sample (a later resume can do the rest);
+    metrics.json then covers the records done so far.
+    """
     out_dir = Path(out_dir)
     done = prepare_folder(out_dir, config, resume)
     finished = {r.index for r in done}
     records = list(done)
-    todo = [(i, e) for i, e in enumerate(examples) if i not in finished]
+    stop = len(examples) if first is None else min(first, len(examples))
+    todo = [(i, e) for i, e in enumerate(examples[:stop]) if i not in finished]
     start = time.perf_counter()
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(examples), initial=len(finished), desc=config.get("recipe", "attack"), unit="ex",
+        bar = tqdm(total=stop, initial=len(finished & set(range(stop))), desc=config.get("recipe", "attack"), unit="ex",
                    dynamic_ncols=True)
     with open(out_dir / EXAMPLES, "a", encoding="utf-8") as f:
         for index, example in todo:
