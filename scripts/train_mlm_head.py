@@ -1,16 +1,19 @@
 """Train the masked-LM head that all-MiniLM-L6-v2 lacks, and measure it on held-out text.
 
-The shipped file was built with exactly (CPU, one thread; see docs/mlm_head.md for times and results):
+The shipped file was built with exactly (CPU, one thread; docs/mlm_head.md has times and results):
 
     ROBUSTFT_DATA=/path/to/shared/data HF_HUB_OFFLINE=1 python scripts/train_mlm_head.py \
-        --adapt-layers 1 --out src/robustft/assets/minilm_mlm_head.safetensors
+        --head window --tokens 400000 --epochs 4 --positions-per-batch 512 \
+        --out src/robustft/assets/minilm_mlm_head.safetensors
 
-Measure only (the untrained head, or a trained file):  python scripts/train_mlm_head.py --eval-only [--head FILE]
+Measure only:  python scripts/train_mlm_head.py --eval-only [--head bert|window] [--head-file FILE]
 
 BERT recipe: 15% of the word pieces are chosen, 80% -> [MASK], 10% -> a random piece, 10% kept; the
-decoder is tied to MiniLM's word embeddings, which stay frozen. Only the head transform, the vocab bias
-and the top `--adapt-layers` encoder layers train, so the frozen lower layers run once: their outputs
-on the masked text are cached and the trainable top is trained on the cache for several epochs.
+decoder is tied to MiniLM's word embeddings, which stay frozen. Only the head (transform + vocab bias)
+and the top `--adapt-layers` encoder layers train, so the frozen layers run once: their outputs on the
+masked text are cached and the trainable part is trained on the cache for several epochs.
+`--head bert` is BERT's head; `--head window` (shipped) lets the transform also read the hidden states
+of the two neighbouring positions, which MiniLM's states need to say which word fits a slot.
 
 Training text: IMDB train, SST-2 train, and the train sets of SNLI (subset), MNLI/QQP (subsets), QNLI
 (10% subset), RTE. Held-out evaluation: SST-2 test and AG News test (never trained on; MR is left
@@ -132,7 +135,7 @@ def frozen_prefix(model, batch, n_frozen: int) -> tuple[torch.Tensor, torch.Tens
 
 @torch.no_grad()
 def build_cache(model, tokenizer, texts, n_frozen: int, keep_sequences: bool, max_length: int, seed: int,
-                batch_size: int = 64):
+                window: bool, batch_size: int = 64):
     """Masked training units: (hidden at masked pieces, labels) or whole sequences when layers adapt."""
     generator = torch.Generator().manual_seed(seed)
     random_ids = mlm.replacement_ids(tokenizer)
@@ -154,7 +157,8 @@ def build_cache(model, tokenizer, texts, n_frozen: int, keep_sequences: bool, ma
                 units.append((hidden[j, :length].clone(), labels[j, :length].clone()))
         else:
             where = labels != -100
-            units.append((hidden[where].clone(), labels[where].clone()))
+            features = mlm.window_features(hidden, where) if window else hidden[where]
+            units.append((features.clone(), labels[where].clone()))
     if not keep_sequences:  # one tensor of masked positions, one of their labels
         units = (torch.cat([u[0] for u in units]), torch.cat([u[1] for u in units]))
     return units, counts
@@ -221,8 +225,9 @@ def unit_loss(model, hidden, labels, attention, n_frozen: int):
         for layer in model.bert.encoder.layer[n_frozen:]:
             hidden = layer(hidden, mask)
         where = labels != -100
-        hidden, labels = hidden[where], labels[where]
-    logits = model.cls(hidden)
+        return torch.nn.functional.cross_entropy(mlm.head_at(model.cls, hidden, where).float(), labels[where],
+                                                 reduction="sum"), int(where.sum())
+    logits = model.cls.predictions(hidden)  # cached positions: the head's input is ready
     return torch.nn.functional.cross_entropy(logits.float(), labels, reduction="sum"), len(labels)
 
 
@@ -327,7 +332,9 @@ def evaluate(model, tokenizer, sets, label: str) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, help="where to write the head (.safetensors; a .json goes next to it)")
-    parser.add_argument("--adapt-layers", type=int, default=1, help="top encoder layers trained with the head")
+    parser.add_argument("--head", choices=sorted(mlm.HEAD_KINDS), default="window",
+                        help="bert: BERT's head; window: its transform also reads the neighbouring positions")
+    parser.add_argument("--adapt-layers", type=int, default=0, help="top encoder layers trained with the head")
     parser.add_argument("--tokens", type=int, default=1_000_000, help="training text budget in word pieces")
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--epochs", type=int, default=3)
@@ -339,21 +346,21 @@ def main(argv=None) -> int:
     parser.add_argument("--n-ag-news", type=int, default=1000, help="AG News test texts in the held-out set")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--eval-only", action="store_true", help="measure the untrained head (or --head) only")
-    parser.add_argument("--head", type=Path, help="with --eval-only: a trained head file to measure")
+    parser.add_argument("--eval-only", action="store_true", help="measure the untrained head (or --head-file) only")
+    parser.add_argument("--head-file", type=Path, help="with --eval-only: a trained head file to measure")
     parser.add_argument("--skip-untrained", action="store_true", help="do not measure the untrained head")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
-    model, tokenizer = mlm.minilm_mlm(seed=args.seed)
+    model, tokenizer = mlm.minilm_mlm(seed=args.seed, head=args.head)
     sets = held_out_sets(args.n_ag_news, args.seed)
     results = {}
     if args.eval_only:
-        if args.head:
+        if args.head_file:
             from safetensors.torch import load_file
-            mlm.apply_head(model, load_file(args.head))
-        evaluate(model, tokenizer, sets, str(args.head or "untrained head"))
+            mlm.apply_head(model, load_file(args.head_file))
+        evaluate(model, tokenizer, sets, str(args.head_file or "untrained head"))
         return 0
     if not args.out:
         parser.error("--out is required unless --eval-only")
@@ -366,7 +373,8 @@ def main(argv=None) -> int:
     texts = training_texts(tokenizer, args.tokens, args.max_length, args.seed, held_out)
     n_frozen = model.config.num_hidden_layers - args.adapt_layers
     log(f"caching the output of the {n_frozen} frozen layers on {len(texts)} masked texts")
-    units, counts = build_cache(model, tokenizer, texts, n_frozen, args.adapt_layers > 0, args.max_length, args.seed)
+    units, counts = build_cache(model, tokenizer, texts, n_frozen, args.adapt_layers > 0, args.max_length, args.seed,
+                                window=args.head == "window")
     cache_s = time.time() - started
     units, val_units = split_units(units, args.val_fraction, args.seed)
     log(f"cache: {unit_count(units)} training units, {unit_count(val_units)} validation units, {cache_s:.0f}s")
@@ -378,6 +386,7 @@ def main(argv=None) -> int:
     meta = {
         "backbone": resources.MINILM_HUB_NAME,
         "backbone_sha256": resources.file_sha256(str(Path(resources.resolve_model("minilm")) / mlm.BACKBONE_WEIGHTS)),
+        "head": args.head,
         "adapted_layers": args.adapt_layers,
         "dtype": "float16",
         "command": "python scripts/train_mlm_head.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),

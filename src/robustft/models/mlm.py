@@ -15,7 +15,9 @@ from pathlib import Path
 
 import torch
 from safetensors.torch import load_file
+from torch import nn
 from transformers import AutoModelForMaskedLM, BertConfig, BertForMaskedLM, PreTrainedModel, PreTrainedTokenizerBase
+from transformers.models.bert.modeling_bert import BertLMPredictionHead
 
 from robustft import resources
 from robustft.errors import MissingResource, RobustftError
@@ -84,7 +86,7 @@ def verify_head_file(path: Path = HEAD_FILE, meta: dict | None = None) -> str:
     meta = head_metadata() if meta is None else meta
     if not path.exists():
         raise MissingResource(f"missing masked-LM head {path}; rebuild it with: {meta.get('command', '')}")
-    digest = resources.file_sha256(str(path))
+    digest = resources.file_sha256.__wrapped__(str(path))  # uncached: the file may have changed since
     if digest != meta["sha256"]:
         raise RobustftError(f"{path} has sha256 {digest}, expected {meta['sha256']}: the file is damaged or "
                             f"was replaced; reinstall robustft or rebuild it with: {meta.get('command', '')}")
@@ -95,14 +97,61 @@ def verify_head_file(path: Path = HEAD_FILE, meta: dict | None = None) -> str:
     return digest
 
 
-def minilm_mlm(seed: int = 0) -> tuple[BertForMaskedLM, PreTrainedTokenizerBase]:
-    """MiniLM's encoder under a freshly initialised (untrained) BERT head, decoder tied to the embeddings."""
+class NeighbourMLMHead(nn.Module):
+    """BERT's MLM head whose transform also reads the hidden states on either side of the position.
+
+    all-MiniLM-L6-v2's final states say what a text is about but little about which word fits a slot
+    (docs/mlm_head.md); the neighbours' states add the local syntax. As in BERT: dense + gelu +
+    LayerNorm, a decoder tied to the word embeddings, a vocab bias. Used as `BertForMaskedLM.cls`.
+    """
+
+    def __init__(self, config):
+        super().__init__()
+        self.predictions = BertLMPredictionHead(config)
+        self.predictions.transform.dense = nn.Linear(3 * config.hidden_size, config.hidden_size)
+        nn.init.normal_(self.predictions.transform.dense.weight, std=config.initializer_range)
+        nn.init.zeros_(self.predictions.transform.dense.bias)
+
+    def forward(self, sequence_output: torch.Tensor) -> torch.Tensor:
+        padded = nn.functional.pad(sequence_output, (0, 0, 1, 1))
+        return self.predictions(torch.cat([padded[:, :-2], sequence_output, padded[:, 2:]], dim=-1))
+
+    def predict_at(self, hidden: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
+        return self.predictions(window_features(hidden, where))
+
+
+def window_features(hidden: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
+    """[left neighbour, position, right neighbour] hidden states at the positions `where` (bool [B, T])."""
+    padded = nn.functional.pad(hidden, (0, 0, 1, 1))
+    rows, cols = where.nonzero(as_tuple=True)
+    return torch.cat([padded[rows, cols], padded[rows, cols + 1], padded[rows, cols + 2]], dim=-1)
+
+
+def head_at(head: nn.Module, hidden: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
+    """Vocabulary logits of an MLM head at the positions `where` only."""
+    if hasattr(head, "predict_at"):
+        return head.predict_at(hidden, where)
+    return head(hidden[where])
+
+
+HEAD_KINDS = {"bert": None, "window": NeighbourMLMHead}
+
+
+def minilm_mlm(seed: int = 0, head: str = "bert") -> tuple[BertForMaskedLM, PreTrainedTokenizerBase]:
+    """MiniLM's encoder under a freshly initialised (untrained) head, decoder tied to the embeddings.
+
+    head "bert" is BERT's own MLM head; "window" is `NeighbourMLMHead`.
+    """
     from robustft.models.factory import load_tokenizer
 
+    if head not in HEAD_KINDS:
+        raise RobustftError(f"unknown masked-LM head kind '{head}'; known: {', '.join(HEAD_KINDS)}")
     folder = Path(resources.resolve_model("minilm"))
     config = BertConfig.from_pretrained(folder)
     torch.manual_seed(seed)
     model = BertForMaskedLM(config)
+    if HEAD_KINDS[head] is not None:
+        model.cls = HEAD_KINDS[head](config)
     weights = {k: v for k, v in load_file(folder / BACKBONE_WEIGHTS).items()
                if not k.startswith("pooler.") and not k.endswith("position_ids")}  # no pooler in an MLM
     missing, unexpected = model.bert.load_state_dict(weights, strict=False)
@@ -124,10 +173,12 @@ def apply_head(model: BertForMaskedLM, state: dict[str, torch.Tensor]) -> None:
 
 def load_shipped_mlm(path: Path = HEAD_FILE) -> tuple[BertForMaskedLM, PreTrainedTokenizerBase]:
     """MiniLM + the head shipped in robustft/assets, checksum-verified."""
-    digest = verify_head_file(path)
-    model, tokenizer = minilm_mlm()
+    meta = head_metadata()
+    digest = verify_head_file(path, meta)
+    model, tokenizer = minilm_mlm(head=meta.get("head", "bert"))
     apply_head(model, load_file(path))
     model.mlm_source = f"all-MiniLM-L6-v2 + robustft MLM head (sha256 {digest[:12]})"
+    model.config.name_or_path = model.mlm_source  # what attack records read to say which MLM ran
     return model.eval(), tokenizer
 
 
@@ -189,7 +240,7 @@ def masked_logits(model: PreTrainedModel, batch: dict[str, torch.Tensor], where:
     if head is None:  # an architecture whose head we do not know: full logits, then select
         return model(**inputs).logits[where]
     hidden = model.base_model(**inputs).last_hidden_state
-    return head(hidden[where])
+    return head_at(head, hidden, where)
 
 
 @torch.no_grad()
