@@ -33,9 +33,9 @@ from robustft.models.factory import load_classifier
 RESULTS = Path(__file__).resolve().parent / "results" / "attack_speed.json"
 
 
-def measure(recipe, model, tok, examples, mode: str, bf16: bool, mlm, batch_size: int) -> dict:
+def measure(recipe, model, tok, examples, mode: str, bf16: bool, mlm, batch_size: int, budget=None) -> dict:
     victim = Victim(model, tok, "sst2", batch_size=batch_size, bf16=bf16, mode=MODES[mode])
-    attack = build_attack(recipe, victim, mlm=mlm)
+    attack = build_attack(recipe, victim, mlm=mlm, overrides={"query_budget": budget} if budget else None)
     attack.run(examples[0], 0, 0)  # warm-up: lazy resources (WordNet, USE, tagger) load outside the timing
     victim.clear_cache()
     start = time.perf_counter()
@@ -60,6 +60,7 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--mlm", default=None)
+    ap.add_argument("--query-budget", type=int, default=None, help="same per-example budget in every mode")
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -77,16 +78,18 @@ def main() -> None:
         except (MissingResource, ImportError) as exc:
             mlm_note = f"unavailable: {exc}"
     out = {"model": args.model, "task": "sst2", "split": "dev", "seed": 0, "threads": args.threads,
-           "batch_size": args.batch_size, "cpu": platform.processor() or platform.machine(),
+           "batch_size": args.batch_size, "query_budget": args.query_budget,
+           "cpu": platform.processor() or platform.machine(),
            "cpu_count": os.cpu_count(), "load_avg_start": os.getloadavg(), "mlm": mlm_note, "recipes": {}}
     for recipe in args.recipes:
         if recipe in ("bert-attack", "genetic") and mlm is None:
             out["recipes"][recipe] = {"skipped": mlm_note}
             continue
-        row = {"fast_bf16": measure(recipe, model, tok, examples, "fast", True, mlm, args.batch_size),
-               "fast_fp32_subset": measure(recipe, model, tok, base, "fast", False, mlm, args.batch_size)}
+        run = lambda exs, mode, bf16, r=recipe: measure(r, model, tok, exs, mode, bf16, mlm, args.batch_size,
+                                                        args.query_budget)
+        row = {"fast_bf16": run(examples, "fast", True), "fast_fp32_subset": run(base, "fast", False)}
         for mode in args.baselines:
-            row[mode] = measure(recipe, model, tok, base, mode, False, mlm, args.batch_size)
+            row[mode] = run(base, mode, False)
             row[f"speedup_vs_{mode}_fp32"] = round(row[mode]["wall_s"] / row["fast_fp32_subset"]["wall_s"], 2)
             bf16_subset_wall = row["fast_bf16"]["wall_s"] * len(base) / len(examples)
             row[f"speedup_vs_{mode}_bf16_est"] = round(row[mode]["wall_s"] / bf16_subset_wall, 2)

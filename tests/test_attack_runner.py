@@ -81,3 +81,14 @@ def test_first_k_now_and_the_rest_on_resume(tmp_path):
     assert [r.index for r in part] == [0, 1] and summary["num_examples"] == 2
     rest, summary = run_attack(keyword_attack(), GOOD, tmp_path, dict(config), resume=True, progress=False)
     assert [r.index for r in rest] == [0, 1, 2, 3] and summary["num_examples"] == 4
+
+
+def test_resume_retries_errored_examples(tmp_path):
+    config = {"recipe": "textfooler"}
+    run_attack(keyword_attack(), GOOD[:2], tmp_path, dict(config), progress=False)
+    lines = (tmp_path / "examples.jsonl").read_text().splitlines()
+    broken = json.loads(lines[1]) | {"result": "error", "reason": "RuntimeError: boom"}
+    (tmp_path / "examples.jsonl").write_text(lines[0] + "\n" + json.dumps(broken) + "\n")
+    records, summary = run_attack(keyword_attack(), GOOD[:2], tmp_path, dict(config), resume=True, progress=False)
+    assert [r.result for r in records] == ["succeeded", "succeeded"] and summary["num_errors"] == 0
+    assert [r.result for r in load_records(tmp_path / "examples.jsonl")] == ["succeeded", "succeeded"]

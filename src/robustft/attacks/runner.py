@@ -1,7 +1,7 @@
 """An attack run is a folder: config.json (recipe config, hashes of every resource, model and data),
 examples.jsonl (one line per example, appended and flushed as each finishes), metrics.json (TextAttack's
-summary) and examples.csv. `resume=True` keeps the finished lines and attacks the rest; a half-written
-last line from a crash is dropped. Per-example seeds depend only on (seed, index), so a resumed run
+summary) and examples.csv. `resume=True` keeps the finished lines and attacks the rest (errored examples
+again); a half-written last line from a crash is dropped. Per-example seeds depend only on (seed, index), so a resumed run
 gives the same records as an uninterrupted one.
 """
 
@@ -49,7 +49,7 @@ def examples_digest(examples: list[Example]) -> str:
 
 
 def load_records(path: Path) -> list[AttackRecord]:
-    """Complete records of a JSONL file; a torn last line (crash mid-write) is cut off the file."""
+    """Complete records of a JSONL file, the latest per example; a torn last line (crash mid-write) is cut off."""
     records, good_bytes = [], 0
     with open(path, "rb") as f:
         for raw in f:
@@ -60,6 +60,8 @@ def load_records(path: Path) -> list[AttackRecord]:
             except (json.JSONDecodeError, TypeError, UnicodeDecodeError):
                 break
             good_bytes += len(raw)
+    latest = {r.index: r for r in records}  # a retried example's newer line wins
+    records = [latest[i] for i in sorted(latest)]
     if good_bytes != path.stat().st_size:
         log.warning("%s: dropping a partial last line (%d bytes)", path, path.stat().st_size - good_bytes)
         with open(path, "r+b") as f:
@@ -113,8 +115,8 @@ def run_attack(attack, examples: list[Example], out_dir: Path, config: dict, see
     """
     out_dir = Path(out_dir)
     done = prepare_folder(out_dir, config, resume)
-    finished = {r.index for r in done}
-    records = list(done)
+    records = [r for r in done if r.result != ERROR]  # errored examples are tried again on resume
+    finished = {r.index for r in records}
     stop = len(examples) if first is None else min(first, len(examples))
     todo = [(i, e) for i, e in enumerate(examples[:stop]) if i not in finished]
     start = time.perf_counter()

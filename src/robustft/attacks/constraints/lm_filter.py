@@ -69,12 +69,14 @@ class MaskedLMPseudoLogLikelihood:
 
     def _masked_logits(self, ids, att, pos):
         """Vocabulary logits at one position per row; the LM head runs only there (it dominates the cost)."""
-        head = getattr(self.mlm, "cls", None) or getattr(self.mlm, "lm_head", None)
         rows = torch.arange(len(ids), device=ids.device)
-        if head is None:
-            return self.mlm(input_ids=ids, attention_mask=att).logits[rows, pos].float()
-        hidden = self.mlm.base_model(input_ids=ids, attention_mask=att).last_hidden_state
-        return head(hidden[rows, pos]).float()
+        where = torch.zeros_like(ids, dtype=torch.bool)
+        where[rows, pos] = True
+        try:  # the project's helper knows heads that read neighbouring positions (robustft.models.mlm)
+            from robustft.models.mlm import masked_logits
+        except ImportError:
+            return self.mlm(input_ids=ids, attention_mask=att).logits[where].float()
+        return masked_logits(self.mlm, {"input_ids": ids, "attention_mask": att}, where).float()
 
 
 class LanguageModelFilter(Constraint):
