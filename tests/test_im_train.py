@@ -1,0 +1,27 @@
+"""`robustft train --arch im|ex` end to end on a tiny model: the run's best model carries its IM settings."""
+
+import json
+
+import pytest
+import torch
+
+from robustft.config import TrainConfig
+from robustft.models.factory import load_classifier, tiny_bert
+from robustft.models.im import im_stats, settings_of
+from robustft.train.loop import train
+
+
+@pytest.mark.parametrize("arch", ["im", "ex"])
+def test_train_with_im_arch_saves_a_model_that_reloads_converted(tmp_path, arch):
+    torch.set_num_threads(1)
+    model, tok = tiny_bert(seed=0)
+    model.save_pretrained(tmp_path / "tiny")
+    tok.save_pretrained(tmp_path / "tiny")
+    cfg = TrainConfig(model=str(tmp_path / "tiny"), task="sst2", n_train=16, n_dev=16, epochs=1, batch_size=8,
+                      bf16=True, arch=arch, im={"layers": "2", "K": 1, "eta": 0.05, "form": "layer", "dt": 0.5},
+                      output_dir=str(tmp_path / "run"), checkpoint_every=0)
+    run_dir = train(cfg, progress=False)
+    saved = json.loads((run_dir / "best" / "config.json").read_text())["im"]
+    assert saved["arch"] == arch and saved["layers"] == [2] and saved["form"] == "layer"
+    loaded, _ = load_classifier(str(run_dir / "best"))
+    assert settings_of(loaded).arch == arch and list(im_stats(loaded)) == ["layer 2"]
