@@ -298,6 +298,7 @@ def pseudo_log_likelihood(model, tokenizer, texts, positions=None, batch_size: i
         encoded.append((ids, types))
         wanted = None if positions is None or positions[i] is None else set(positions[i])
         jobs += [(i, t) for t, w in enumerate(word_ids) if w is not None and (wanted is None or w in wanted)]
+    jobs.sort(key=lambda job: len(encoded[job[0]][0]))  # equal lengths batch without padding: faster attention
     scores = [0.0] * len(texts)
     for start in range(0, len(jobs), batch_size):
         chunk = jobs[start:start + batch_size]
