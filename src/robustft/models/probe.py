@@ -85,7 +85,9 @@ def probe(model, tokenizer, pairs: list[ProbePair], noise_std: float = 0.0, seed
     distance = (perturbed - clean).norm(dim=-1) / clean.norm(dim=-1).clamp_min(1e-12)
     solver = {}
     for layer in residuals[0] if residuals else {}:
-        runs = [r[layer] for r in residuals]
+        runs = [r[layer] for r in residuals if r[layer]]
+        if not runs:  # an EX layer (or K = 0): no solve, no residual
+            continue
         solver[layer] = {"start": sum(r[0] for r in runs) / len(runs), "end": sum(r[-1] for r in runs) / len(runs)}
     return {"n_pairs": len(pairs), "distance_mean": distance.mean(dim=1).tolist(),
             "distance_std": distance.std(dim=1).tolist() if len(pairs) > 1 else [0.0] * len(distance),
