@@ -100,17 +100,25 @@ def plot(results: dict[str, dict], path, title: str = "") -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    for name, result in results.items():
+    styles = ("-", "--", "-.", ":")
+    markers = ("o", "s", "^", "D", "v", "x")
+    for i, (name, result) in enumerate(results.items()):
+        color = f"C{i % 10}"  # one colour per model in both panels; styles keep overlapping lines visible
         layers = list(range(len(result["distance_mean"])))
-        left.plot(layers, result["distance_mean"], marker="o", label=name)
-        for key, residual in ((k, result["residual"]) for k in ("start", "end")):
-            if residual:
-                numbers = [int(k.split()[-1]) for k in residual]
-                style = "--" if key == "start" else "-"
-                right.plot(numbers, [residual[k][key] for k in residual], style, marker="s",
-                           label=f"{name} ({'explicit start' if key == 'start' else 'after K steps'})")
+        left.plot(layers, result["distance_mean"], styles[i % 4], marker=markers[i % 6], color=color, label=name,
+                  alpha=0.85)
+        residual = result["residual"]
+        if residual:
+            numbers = [int(k.split()[-1]) for k in residual]
+            right.plot(numbers, [residual[k]["start"] for k in residual], "--", marker="o", color=color,
+                       fillstyle="none", label=f"{name}: explicit start")
+            right.plot(numbers, [residual[k]["end"] for k in residual], "-", marker="o", color=color,
+                       label=f"{name}: after K steps")
+    for axis in (left, right):
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     left.set(xlabel="layer (0 = embeddings)", ylabel="|h(perturbed) - h(clean)| / |h(clean)|",
              title="perturbation through the layers")
     left.legend()
