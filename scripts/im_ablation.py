@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 import shutil
 import statistics
@@ -36,6 +37,19 @@ VARIANTS: dict[str, tuple[str, dict]] = {
 }
 
 
+class DivergenceCounter(logging.Handler):
+    """The latest diverged-solve count per IM layer, from the solver's debug records."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.latest: dict[int, tuple[int, int]] = {}
+
+    def emit(self, record):
+        if record.msg.startswith("IM layer") and len(record.args) == 4:
+            layer, diverged, _, examples = record.args
+            self.latest[layer] = (diverged, examples)
+
+
 def run_one(name: str, seed: int, args) -> dict:
     import torch
 
@@ -53,7 +67,14 @@ def run_one(name: str, seed: int, args) -> dict:
                       epochs=args.epochs, batch_size=32, lr=args.lr, max_length=128, bf16=True, seed=seed,
                       arch=arch, im=dict(im), output_dir=str(run_dir), checkpoint_every=0)
     started = time.time()
-    train(cfg, overwrite=True, progress=False)
+    counter = DivergenceCounter()
+    im_log = logging.getLogger("robustft.im")
+    im_log.addHandler(counter)
+    im_log.setLevel(logging.DEBUG)
+    try:
+        train(cfg, overwrite=True, progress=False)
+    finally:
+        im_log.removeHandler(counter)
     metrics = json.loads((run_dir / "metrics.json").read_text())
     model, tok = load_classifier(str(run_dir / "best"))
     adv = accuracy(model, tok, load_examples("advglue-sst2", "dev"), max_length=128, bf16=True)
@@ -63,6 +84,8 @@ def run_one(name: str, seed: int, args) -> dict:
             "dev_accuracy": metrics["best"]["dev_accuracy"], "best_epoch": metrics["best"]["epoch"],
             "advglue_sst2_accuracy": adv["accuracy"], "advglue_n": adv["n"],
             "advglue_diverged": sum(s["diverged"] for s in im_stats(model).values()),
+            # solves that fell back during training and the per-epoch dev evaluations (all IM layers)
+            "train_diverged": sum(d for d, _ in counter.latest.values()),
             "train_time_s": metrics["train_time_s"], "wall_s": round(time.time() - started, 1),
             "model_dir": str(run_dir / "best")}
 
@@ -76,6 +99,14 @@ def diverged_in_training(run_dir: Path) -> int | None:
     for match in re.finditer(r"IM layer (\d+): (\d+) diverged solves", log.read_text()):
         latest[match.group(1)] = int(match.group(2))
     return sum(latest.values())
+
+
+def diverged_text(row: dict) -> str:
+    if "train_diverged" in row:
+        return str(row["train_diverged"])
+    # older rows: the warnings in train.log give a lower bound (they are logged at 1, 10, 100... and full batches)
+    logged = diverged_in_training(Path(row["model_dir"]).parent)
+    return "0" if logged == 0 else f">={logged}"  # the first divergence is always logged
 
 
 def load_rows(path: Path) -> list[dict]:
@@ -102,7 +133,7 @@ def table(rows: list[dict]) -> str:
             f"| {setting} | {variant} | {group[0]['arch']} | {settings} | {len(group)} "
             f"| {fmt([r['dev_accuracy'] for r in group])} | {fmt([r['advglue_sst2_accuracy'] for r in group])} "
             f"| {statistics.mean(r['train_time_s'] for r in group):.0f} "
-            f"| {'/'.join(str(diverged_in_training(Path(r['model_dir']).parent)) for r in group)} |")
+            f"| {'/'.join(diverged_text(r) for r in group)} |")
     return "\n".join(lines)
 
 

@@ -144,6 +144,8 @@ class ImplicitStepMixin:
                 f"lower im.eta or im.K, or use on_divergence='fallback'")
         stats.diverged += n_div
         stats.nonfinite += n_nonfinite
+        log.debug("IM layer %d: %d diverged solves so far (%d non-finite) of %d examples", stats.layer,
+                  stats.diverged, stats.nonfinite, stats.examples)
         if _is_power_of_ten(stats.diverged) or n_div >= out.shape[0]:
             log.warning("IM layer %d: %d diverged solves so far (%d non-finite) of %d examples; "
                         "fell back to the explicit step", stats.layer, stats.diverged, stats.nonfinite,
