@@ -131,4 +131,5 @@ def test_user_errors_print_one_line_without_traceback(tmp_path):
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
-    assert lines[-1].endswith("train.tsv:3: unknown label 'x'; expected one of ['0', '1', 'negative', 'positive']") and len(lines) == 1
+    assert len(lines) == 1
+    assert lines[0].endswith("train.tsv:3: unknown label 'x'; expected one of ['0', '1', 'negative', 'positive']")
