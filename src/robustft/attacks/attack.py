@@ -20,6 +20,7 @@ from robustft.attacks.transformations.base import Transformation
 from robustft.attacks.victim import Victim
 from robustft.attacks.words import AttackedText, is_one_word
 from robustft.data.example import Example
+from robustft.errors import ConfigError
 
 
 @dataclass
@@ -87,6 +88,9 @@ class Attack:
         self.query_budget_per_word, self.query_budget = query_budget_per_word, query_budget
         self.field = victim.task.perturb_field
         self.settings = settings or {}
+        if (query_budget is not None and query_budget < 1) or (query_budget_per_word is not None
+                                                              and query_budget_per_word <= 0):
+            raise ConfigError("a query budget must allow at least one query (the original text)")
 
     def config(self) -> dict:
         return {"recipe": self.recipe, "settings": self.settings, "perturb_field": self.field,

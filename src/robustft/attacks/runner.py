@@ -1,8 +1,8 @@
 """An attack run is a folder: config.json (recipe config, hashes of every resource, model and data),
 examples.jsonl (one line per example, appended and flushed as each finishes), metrics.json (TextAttack's
 summary) and examples.csv. `resume=True` keeps the finished lines and attacks the rest (errored examples
-again); a half-written last line from a crash is dropped. Per-example seeds depend only on (seed, index), so a resumed run
-gives the same records as an uninterrupted one.
+again); a half-written last line from a crash is dropped. Per-example seeds depend only on (seed, index),
+so a resumed run gives the same records as an uninterrupted one.
 """
 
 from __future__ import annotations
