@@ -36,13 +36,15 @@ class ImSettings:
           than the relative tolerance `tol`.
     """
 
+    # Defaults from the MiniLM/SST-2 ablation (docs/im_bert.md): the layer form lost ~10 dev points,
+    # eta 0.03 made many solves diverge, and the jfb gradient did not fine-tune.
     arch: str = "im"
     layers: tuple[int, ...] | None = None
-    K: int = 3
-    eta: float = 0.1
+    K: int = 2
+    eta: float = 0.01
     dt: float = 1.0
     form: str = "increment"
-    grad: str = "unrolled"
+    grad: str = "explicit"
     on_divergence: str = "fallback"
     tol: float = 0.01
 
