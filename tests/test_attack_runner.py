@@ -92,3 +92,12 @@ def test_resume_retries_errored_examples(tmp_path):
     records, summary = run_attack(keyword_attack(), GOOD[:2], tmp_path, dict(config), resume=True, progress=False)
     assert [r.result for r in records] == ["succeeded", "succeeded"] and summary["num_errors"] == 0
     assert [r.result for r in load_records(tmp_path / "examples.jsonl")] == ["succeeded", "succeeded"]
+
+
+def test_cli_dispatches_ascc_to_the_white_box_attack(tiny_model_dir, tmp_path):
+    pytest.importorskip("robustft.attacks.ascc")
+    out = tmp_path / "ascc"
+    assert main(["attack", "--model", tiny_model_dir, "--split", "dev", "--recipe", "ascc", "-n", "2",
+                 "--out", str(out), "--no-progress", "--threads", "1"]) == 0
+    records = load_records(out / "examples.jsonl")
+    assert len(records) == 2 and json.loads((out / "config.json").read_text())["attack"]["recipe"] == "ascc"
