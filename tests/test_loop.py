@@ -133,3 +133,36 @@ def test_user_errors_print_one_line_without_traceback(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1
     assert lines[0].endswith("train.tsv:3: unknown label 'x'; expected one of ['0', '1', 'negative', 'positive']")
+
+
+def test_objective_hooks_epoch_start_and_per_module_weight_decay(tiny_model_dir, tmp_path, monkeypatch):
+    from robustft.train.objectives.base import OBJECTIVES
+
+    seen, built = [], {}
+
+    class Hooked(Standard):
+        name = "test-hooks"
+        module_weight_decay = {"head": 0.5}
+
+        def setup(self, model, ctx):
+            self.head = torch.nn.Linear(2, 2)
+
+        def modules(self):
+            return {"head": self.head}
+
+        def on_epoch_start(self, epoch):
+            seen.append(epoch)
+
+    real_build = loop.build_optimizer
+
+    def spy(*args, **kwargs):
+        built["optimizer"], scheduler = real_build(*args, **kwargs)
+        return built["optimizer"], scheduler
+
+    monkeypatch.setattr(loop, "build_optimizer", spy)
+    monkeypatch.setitem(OBJECTIVES, "test-hooks", Hooked)
+    loop.train(small_config(tiny_model_dir, tmp_path / "hooks", method="test-hooks", grad_accum=2), progress=False)
+    assert seen == [0, 1]
+    rates = {id(p): g["weight_decay"] for g in built["optimizer"].param_groups for p in g["params"]}
+    objective_params = [p for g in built["optimizer"].param_groups for p in g["params"] if p.shape == (2, 2)]
+    assert [rates[id(p)] for p in objective_params] == [0.5]  # the head's weight; its bias gets no decay

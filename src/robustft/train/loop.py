@@ -51,14 +51,16 @@ def apply_arch(model, cfg: TrainConfig):
     return convert(model, arch=cfg.arch, **cfg.im)
 
 
-def build_optimizer(modules: dict, cfg: TrainConfig, total_steps: int):
-    decay, no_decay = [], []
-    for module in modules.values():
+def build_optimizer(modules: dict, cfg: TrainConfig, total_steps: int, module_weight_decay: dict | None = None):
+    """AdamW: no decay on biases and LayerNorms; `module_weight_decay` overrides the rate per module name."""
+    groups: dict[float, list] = {}
+    for module_name, module in modules.items():
+        rate = (module_weight_decay or {}).get(module_name.removeprefix("objective."), cfg.weight_decay)
         for name, p in module.named_parameters():
             if p.requires_grad:
-                (no_decay if p.ndim < 2 or "LayerNorm" in name else decay).append(p)
+                groups.setdefault(0.0 if p.ndim < 2 or "LayerNorm" in name else rate, []).append(p)
     optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr
+        [{"params": params, "weight_decay": rate} for rate, params in sorted(groups.items())], lr=cfg.lr
     )
     warmup = int(cfg.warmup_ratio * total_steps)
 
@@ -123,7 +125,8 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
         epoch_batches(items, cfg.batch_size, cfg.seed, 0, cfg.group_by_length, objective.class_balanced_batches)
     )
     steps_per_epoch = math.ceil(batches_per_epoch / cfg.grad_accum)
-    optimizer, scheduler = build_optimizer(modules, cfg, steps_per_epoch * cfg.epochs)
+    optimizer, scheduler = build_optimizer(modules, cfg, steps_per_epoch * cfg.epochs, objective.module_weight_decay)
+    objective.backward_scale = 1.0 / cfg.grad_accum
 
     state = {"epoch": 0, "batch": 0, "step": 0, "best": None, "history": [], "train_time_s": 0.0, "examples": 0}
     if resume and checkpoint_dir.exists():
@@ -135,6 +138,7 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
     pad_to = cfg.max_length if cfg.pad_to_max_length else None
     model.train()
     for epoch in range(state["epoch"], cfg.epochs):
+        objective.on_epoch_start(epoch)
         order = epoch_batches(
             items, cfg.batch_size, cfg.seed, epoch, cfg.group_by_length, objective.class_balanced_batches
         )

@@ -54,6 +54,10 @@ class Objective:
     name: ClassVar[str] = "base"
     # RIFT needs B/C examples of each class per batch; the loop's sampler honours this flag.
     class_balanced_batches: ClassVar[bool] = False
+    # Weight decay for an extra module by its modules() name (e.g. RIFT's heads); others use the config's.
+    module_weight_decay: ClassVar[dict[str, float]] = {}
+    # Objectives that call backward inside loss() (FreeLB) scale it; the loop sets 1 / grad_accum.
+    backward_scale: float = 1.0
 
     def setup(self, model: nn.Module, ctx: TrainContext) -> None:
         """Called once before training (build teachers, heads, candidate tables)."""
@@ -61,6 +65,9 @@ class Objective:
     def modules(self) -> dict[str, nn.Module]:
         """Extra trainable modules, optimised and checkpointed alongside the model."""
         return {}
+
+    def on_epoch_start(self, epoch: int) -> None:
+        """Called at the start of every epoch (0-based), also when a run resumes mid-epoch."""
 
     def loss(self, model: nn.Module, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
         raise NotImplementedError
