@@ -209,6 +209,13 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
         "n_dev": len(dev_examples),
         "robustft": __version__,
     }
+    if cfg.arch != "plain":
+        from robustft.models.im import im_stats
+
+        # solver counters (divergences fell back to the explicit step) since this process started
+        metrics["im_solver"] = im_stats(model)
+        diverged = sum(layer["diverged"] for layer in metrics["im_solver"].values())
+        log.info("IM solver: %d diverged solves fell back to the explicit step in this process", diverged)
     atomic_write_json(run_dir / "metrics.json", metrics)
     log.info(
         "done: best dev accuracy %.4f at epoch %d; run folder %s",
