@@ -16,6 +16,7 @@ import traceback
 from pathlib import Path
 
 from robustft import resources
+from robustft.atomic import atomic_write_json
 from robustft.attacks.results import ERROR, AttackRecord, format_summary, summarize, write_csv
 from robustft.data.example import Example
 from robustft.errors import ConfigError, RobustftError
@@ -23,12 +24,6 @@ from robustft.errors import ConfigError, RobustftError
 log = logging.getLogger(__name__)
 
 EXAMPLES, CONFIG, METRICS, CSV = "examples.jsonl", "config.json", "metrics.json", "examples.csv"
-
-
-def atomic_write_json(path: Path, data) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def config_hash(config: dict) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from robustft.atomic import atomic_write_json
 from robustft.data.tasks import get_task, load_examples
 from robustft.errors import ConfigError
 from robustft.evaluate.clean import accuracy
 from robustft.models.factory import load_classifier
-from robustft.train.checkpoint import atomic_write_json
 
 
 def resolve_saved_model(model: str) -> tuple[str, dict]:

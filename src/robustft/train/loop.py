@@ -17,13 +17,14 @@ import torch
 from tqdm.auto import tqdm
 
 from robustft import __version__
+from robustft.atomic import atomic_write_json
 from robustft.config import TrainConfig, config_hash
 from robustft.data.batching import collate, encode, epoch_batches
 from robustft.data.tasks import get_task, load_examples
 from robustft.errors import ConfigError
 from robustft.evaluate.clean import accuracy, autocast
 from robustft.models.factory import load_classifier
-from robustft.train.checkpoint import atomic_write_json, load_checkpoint, save_checkpoint
+from robustft.train.checkpoint import load_checkpoint, save_checkpoint
 from robustft.train.objectives.base import TrainContext, build_objective
 from robustft.train.run_folder import describe_run, init_logging
 

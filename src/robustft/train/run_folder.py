@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from robustft import __version__, resources
+from robustft.atomic import atomic_write_json
 from robustft.config import config_hash
 from robustft.data.tasks import get_task
 from robustft.errors import ConfigError
-from robustft.train.checkpoint import atomic_write_json
 
 
 def code_version() -> dict:
