@@ -10,13 +10,13 @@ The run records which scorer ran.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from robustft.attacks.constraints.base import Constraint
 
 
 class MaskedLMPseudoLogLikelihood:
-    """Sum over tokens of log p(token | text with that token masked), batched."""
+    """Sum over tokens of log p(token | text with that token masked), batched and cached per window text
+    (`robustft.models.mlm.pseudo_log_likelihood` does the scoring)."""
 
     def __init__(self, mlm=None, tokenizer=None, batch_size: int = 128, source: str = ""):
         if mlm is None:
@@ -35,48 +35,10 @@ class MaskedLMPseudoLogLikelihood:
         return np.array([self._known[t] for t in texts], dtype=np.float64)
 
     def score(self, texts: list[str]) -> np.ndarray:
-        rows, owner, targets, positions = [], [], [], []
-        mask_id = self.tokenizer.mask_token_id
-        for n, text in enumerate(texts):
-            ids = self.tokenizer(text, truncation=True, max_length=128)["input_ids"]
-            for p in range(1, len(ids) - 1):  # not [CLS] / [SEP]
-                masked = list(ids)
-                masked[p] = mask_id
-                rows.append(masked)
-                owner.append(n)
-                targets.append(ids[p])
-                positions.append(p)
-        totals = np.zeros(len(texts), dtype=np.float64)
-        device = next(self.mlm.parameters()).device
-        order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
-        with torch.no_grad():
-            for s in range(0, len(order), self.batch_size):
-                idx = order[s:s + self.batch_size]
-                width = max(len(rows[i]) for i in idx)
-                ids = torch.full((len(idx), width), self.tokenizer.pad_token_id, dtype=torch.long)
-                att = torch.zeros((len(idx), width), dtype=torch.long)
-                for r, i in enumerate(idx):
-                    ids[r, :len(rows[i])] = torch.tensor(rows[i])
-                    att[r, :len(rows[i])] = 1
-                pos = torch.tensor([positions[i] for i in idx], device=device)
-                tgt = torch.tensor([targets[i] for i in idx], device=device)
-                logits = self._masked_logits(ids.to(device), att.to(device), pos)
-                lp = torch.log_softmax(logits, dim=-1)
-                for r, i in enumerate(idx):
-                    totals[owner[i]] += float(lp[r, tgt[r]])
-        return totals
+        from robustft.models.mlm import pseudo_log_likelihood
 
-
-    def _masked_logits(self, ids, att, pos):
-        """Vocabulary logits at one position per row; the LM head runs only there (it dominates the cost)."""
-        rows = torch.arange(len(ids), device=ids.device)
-        where = torch.zeros_like(ids, dtype=torch.bool)
-        where[rows, pos] = True
-        try:  # the project's helper knows heads that read neighbouring positions (robustft.models.mlm)
-            from robustft.models.mlm import masked_logits
-        except ImportError:
-            return self.mlm(input_ids=ids, attention_mask=att).logits[where].float()
-        return masked_logits(self.mlm, {"input_ids": ids, "attention_mask": att}, where).float()
+        return np.array(pseudo_log_likelihood(self.mlm, self.tokenizer, texts, batch_size=self.batch_size, bf16=False),
+                        dtype=np.float64)
 
 
 class LanguageModelFilter(Constraint):
