@@ -22,12 +22,12 @@ from pathlib import Path
 
 import torch
 
-from robustft.attacks.command import resolve_model_folder
 from robustft.attacks.recipes import RECIPES, build_attack
 from robustft.attacks.results import summarize
 from robustft.attacks.victim import MODES, Victim
 from robustft.data.tasks import load_examples
 from robustft.errors import MissingResource
+from robustft.evaluate.command import resolve_saved_model
 from robustft.models.factory import load_classifier
 
 RESULTS = Path(__file__).resolve().parent / "results" / "attack_speed.json"
@@ -64,7 +64,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    model, tok = load_classifier(resolve_model_folder(args.model))
+    model, tok = load_classifier(resolve_saved_model(args.model)[0])
     model.eval()
     examples = load_examples("sst2", "dev", n=args.n, seed=0)
     base = examples[:args.baseline_n]

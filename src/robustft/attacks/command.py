@@ -19,23 +19,6 @@ examples:
   robustft attack --model my_model/ --task snli --split test --recipe genetic --set generations=20 --resume
 """
 
-RUN_BEST = ("best", "best_model")  # where `robustft train` saves the best-on-dev model inside a run folder
-
-
-def resolve_model_folder(name: str) -> str:
-    """A model folder, a run folder (its best model), or an alias / hub name for the factory."""
-    path = Path(name).expanduser()
-    if path.is_dir():
-        if (path / "config.json").exists() and any(path.glob("*.safetensors")):
-            return str(path)
-        for sub in RUN_BEST:
-            if (path / sub / "config.json").exists():
-                return str(path / sub)
-        raise MissingResource(f"{path} is neither a model folder (config.json + safetensors) nor a run folder "
-                              f"with a best model in {'/'.join(RUN_BEST)}/")
-    return name
-
-
 def parse_value(text: str):
     low = text.lower()
     if low in ("none", "null"):
@@ -105,7 +88,9 @@ def run(args) -> int:
         torch.set_num_threads(args.threads)
     task = get_task(args.task)
     split = args.split or ("test" if "test" in task.splits else "dev")
-    model_ref = resolve_model_folder(args.model)
+    from robustft.evaluate.command import resolve_saved_model  # run folder -> its best/ model
+
+    model_ref, _ = resolve_saved_model(args.model)
     model, tokenizer = load_classifier(model_ref)
     if model.config.num_labels != task.num_labels:
         raise ConfigError(f"model {args.model} has {model.config.num_labels} labels, task {task.name} has "
