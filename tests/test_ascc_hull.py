@@ -13,11 +13,10 @@ from robustft.adversary.hull import (
     mix,
     optimise_weights,
 )
-from robustft.data.batching import collate, encode
+from robustft.data.batching import collate, encode, model_inputs
 from robustft.data.example import Example
 from robustft.data.tasks import get_task
 from robustft.models.factory import tiny_bert
-from robustft.train.objectives.base import model_inputs
 
 NEIGHBORS = {
     "good": ["great", "fine", "nice", "decent"],

@@ -5,12 +5,12 @@ import pytest
 import torch
 
 from robustft.adversary.embeds import forward_embeds, word_embeddings
-from robustft.data.batching import collate, encode
+from robustft.data.batching import collate, encode, model_inputs
 from robustft.data.example import Example
 from robustft.data.tasks import get_task
 from robustft.models.factory import tiny_bert
 from robustft.train.objectives import OBJECTIVES, build_objective
-from robustft.train.objectives.base import TrainContext, model_inputs
+from robustft.train.objectives.base import TrainContext
 from robustft.train.objectives.embedding_attack import DeltaSettings, ascend, ce_gain, init_delta, step_delta
 
 NEIGHBORS = {"film": ["movie", "picture"], "plot": ["story", "storyline"], "was": ["is"], "the": ["this"]}

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import torch
 
 from robustft import resources
-from robustft.attacks.words import is_one_word, match_case, split_words
+from robustft.data.text import is_one_word, match_case, split_words
 from robustft.errors import RobustftError
 
 DEFAULT_SLOTS = 10  # the original + up to 9 substitutes (the counter-fitted file holds up to 8)

@@ -19,9 +19,8 @@ from robustft.adversary.candidates import DEFAULT_SLOTS, CandidateBuilder
 from robustft.adversary.hull import HullSettings, ce_gain, kaiming_logits, optimise_weights
 from robustft.attacks.results import ERROR, FAILED, SKIPPED, SUCCEEDED, AttackRecord
 from robustft.attacks.words import AttackedText
-from robustft.data.batching import collate, encode
+from robustft.data.batching import collate, encode, model_inputs
 from robustft.data.example import Example
-from robustft.train.objectives.base import model_inputs
 
 
 def run_ascc_attack(model, tokenizer, task, examples: list[Example], seed: int = 0, steps: int = 10,

@@ -9,30 +9,9 @@ text gives the same number of words and differs from the original only at the mo
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-WORD_RE = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
-
-
-def split_words(text: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
-    """The words of `text` and their (start, end) character spans."""
-    matches = list(WORD_RE.finditer(text))
-    return tuple(m.group() for m in matches), tuple(m.span() for m in matches)
-
-
-def is_one_word(candidate: str) -> bool:
-    """True when `candidate` is exactly one word by `WORD_RE` (no spaces, underscores, punctuation)."""
-    return WORD_RE.fullmatch(candidate) is not None
-
-
-def match_case(template: str, word: str) -> str:
-    """`word` written with the case pattern of `template` (UPPER, Title or lower as found)."""
-    if template.isupper() and len(template) > 1:
-        return word.upper()
-    if template[:1].isupper():
-        return word[:1].upper() + word[1:]
-    return word
+from robustft.data.text import WORD_RE, is_one_word, match_case, split_words  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True)

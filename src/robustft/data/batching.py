@@ -27,6 +27,19 @@ def encode(tokenizer, examples: list[Example], max_length: int) -> list[Encoded]
     return [Encoded(e, enc["input_ids"][i], types[i] if types is not None else None) for i, e in enumerate(examples)]
 
 
+def tokenize_pad(tokenizer, texts_a: list[str], texts_b: list[str] | None = None, max_length: int | None = None,
+                 pad_to_max_length: bool = False, **extra) -> dict:
+    """Tokenise and pad to the longest row (or to `max_length`), as tensors: the one tokenise-and-pad of
+    every model call that starts from text (victim, masked LM, probe, sentence encoder)."""
+    return tokenizer(texts_a, texts_b, truncation=max_length is not None, max_length=max_length,
+                     padding="max_length" if pad_to_max_length else "longest", return_tensors="pt", **extra)
+
+
+def model_inputs(batch: dict) -> dict[str, torch.Tensor]:
+    """The tensors a Hugging Face model takes from a collated batch (labels and raw examples left out)."""
+    return {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+
+
 def collate(items: list[Encoded], pad_id: int, pad_to: int | None = None) -> dict:
     """Pad to the longest item (or to `pad_to`); keeps the raw examples for objectives that need text."""
     width = pad_to or max(len(it.input_ids) for it in items)

@@ -6,9 +6,8 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from robustft.data.batching import collate, encode, eval_batches
+from robustft.data.batching import collate, encode, eval_batches, model_inputs
 from robustft.data.example import Example
-from robustft.train.objectives.base import model_inputs
 
 
 def autocast(device: torch.device, enabled: bool):

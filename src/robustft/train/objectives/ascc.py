@@ -12,8 +12,9 @@ import torch.nn.functional as F
 from robustft.adversary.candidates import DEFAULT_SLOTS, CandidateBuilder
 from robustft.adversary.embeds import forward_embeds
 from robustft.adversary.hull import HullSettings, adversarial_embeddings, kl_gain, optimise_weights
+from robustft.data.batching import model_inputs
 from robustft.errors import ConfigError
-from robustft.train.objectives.base import Objective, model_inputs, register_objective
+from robustft.train.objectives.base import Objective, register_objective
 from robustft.train.objectives.embedding_attack import kl
 
 

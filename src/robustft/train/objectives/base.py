@@ -72,7 +72,3 @@ class Objective:
     def loss(self, model: nn.Module, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
         raise NotImplementedError
 
-
-def model_inputs(batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """The tensors a Hugging Face model takes from a collated batch (labels and raw examples left out)."""
-    return {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}

@@ -7,7 +7,8 @@ from __future__ import annotations
 import torch.nn.functional as F
 
 from robustft.adversary.embeds import forward_embeds, word_embeddings
-from robustft.train.objectives.base import model_inputs, register_objective
+from robustft.data.batching import model_inputs
+from robustft.train.objectives.base import register_objective
 from robustft.train.objectives.embedding_attack import DeltaSettings, EmbeddingObjective, ascend, ce_gain
 
 

@@ -32,9 +32,10 @@ from torch import nn
 from robustft.adversary.candidates import DEFAULT_SLOTS
 from robustft.adversary.embeds import forward_embeds
 from robustft.adversary.hull import HullSettings
+from robustft.data.batching import model_inputs
 from robustft.errors import ConfigError
 from robustft.train.objectives.ascc import HullObjective
-from robustft.train.objectives.base import model_inputs, register_objective
+from robustft.train.objectives.base import register_objective
 from robustft.train.objectives.embedding_attack import kl
 
 RIFT_TRAIN_PRESETS = {

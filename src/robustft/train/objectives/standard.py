@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch.nn.functional as F
 
-from robustft.train.objectives.base import Objective, model_inputs, register_objective
+from robustft.data.batching import model_inputs
+from robustft.train.objectives.base import Objective, register_objective
 
 
 @register_objective("standard")

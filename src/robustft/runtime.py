@@ -1,0 +1,76 @@
+"""Device, precision, CPU threads and moving batches: the one place every model call asks.
+
+Every verb (train, eval, attack, probe, bench) and every model wrapper (victim, masked LM, sentence
+encoder, white-box attack) takes its device from `pick_device`, its autocast from `autocast`, and moves
+inputs with `to_device(batch, model_device(model))`, so an input can never be on another device than
+the model that reads it.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Any
+
+import torch
+
+from robustft.errors import ConfigError
+
+PRECISIONS = ("auto", "bf16", "fp16", "fp32")
+DEVICE_HELP = "auto (cuda if available, else cpu), cpu, cuda, cuda:1, mps"
+PRECISION_HELP = "auto (bf16 where the device supports it, else fp16 on cuda, else fp32), bf16, fp16 or fp32"
+
+
+def pick_device(name: str | torch.device | None = "auto") -> torch.device:
+    if isinstance(name, torch.device):
+        return name
+    if name in (None, "", "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ConfigError(f"device: unknown device '{name}'; use {DEVICE_HELP}") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"device: '{name}' asked for, but CUDA is not available on this machine")
+    return device
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """The concrete precision ('bf16', 'fp16' or 'fp32') that `precision` means on `device`."""
+    if precision not in PRECISIONS:
+        raise ConfigError(f"precision: expected one of {', '.join(PRECISIONS)}, got '{precision}'")
+    if precision != "auto":
+        return precision
+    if device.type == "cuda":
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    if device.type == "cpu":
+        return "bf16"  # measured faster than fp32 for MiniLM forwards here (benchmarks/results)
+    return "fp32"
+
+
+def autocast(device: torch.device, precision: str):
+    """The autocast context of a concrete or 'auto' precision (fp32: no autocast)."""
+    precision = resolve_precision(precision, device)
+    if precision == "fp32":
+        return nullcontext()
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+    return torch.autocast(device_type=device.type, dtype=dtype)
+
+
+def model_device(model: torch.nn.Module) -> torch.device:
+    """Where a model's parameters live (its inputs must go there)."""
+    for p in model.parameters():
+        return p.device
+    return torch.device("cpu")
+
+
+def to_device(batch: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """Tensors of a batch moved to `device`; anything else (raw examples) passed through."""
+    return {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
+
+
+def set_threads(threads: int | None) -> None:
+    """Torch CPU threads for this process (None: leave torch's default)."""
+    if threads is not None:
+        if threads < 1:
+            raise ConfigError(f"threads: must be at least 1, got {threads}")
+        torch.set_num_threads(threads)
