@@ -14,5 +14,5 @@ def test_scorer_prefers_the_fluent_window_and_caches_scores():
     fluent, odd = scorer(texts)
     assert fluent > odd
     assert list(scorer(texts[::-1])) == [odd, fluent]  # from the cache, same values
-    assert [fluent, odd] == pytest.approx(mlm.pseudo_log_likelihood(model, tok, texts, bf16=False))
+    assert [fluent, odd] == pytest.approx(mlm.pseudo_log_likelihood(model, tok, texts, precision="fp32"))
     assert "robustft MLM head" in scorer.name  # the run records which scorer ran

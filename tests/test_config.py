@@ -13,7 +13,7 @@ def test_file_then_overrides_with_groups_and_types(tmp_path):
         [str(path)],
         split_overrides(["--epochs", "2", "--lr=1e-4", "--im.eta", "0.5", "--bf16=false", "--n_train", "100"]),
     )
-    assert (cfg.task, cfg.epochs, cfg.lr, cfg.bf16, cfg.n_train) == ("snli", 2, 1e-4, False, 100)
+    assert (cfg.task, cfg.epochs, cfg.lr, cfg.precision, cfg.n_train) == ("snli", 2, 1e-4, "fp32", 100)
     assert cfg.im == {"K": 2, "eta": 0.5}
 
 
@@ -22,6 +22,12 @@ def test_file_then_overrides_with_groups_and_types(tmp_path):
     [
         (["--epoch", "3"], "unknown config key 'epoch'"),
         (["--epochs", "three"], "'epochs' expects"),
+        (["--epochs", "0"], "epochs: must be at least 1, got 0"),
+        (["--lr", "inf"], "lr: must be a finite number"),
+        (["--max_grad_norm", "nan"], "max_grad_norm: must be a finite number"),
+        (["--precision", "fp8"], "precision: expected one of"),
+        (["--dev_split", "test"], "dev_split: model selection on a test split"),
+        (["--task", "advglue-sst2"], "is an evaluation set"),
         (["--task.x", "1"], "'task' is not a group"),
         (["stray"], "unexpected argument"),
     ],

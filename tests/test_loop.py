@@ -42,7 +42,7 @@ def small_config(model_dir, out, **kw):
         lr=1e-3,
         checkpoint_every=2,
         output_dir=str(out),
-        bf16=False,
+        precision="fp32",
     )
     base.update(kw)
     return TrainConfig(**base)
@@ -52,7 +52,10 @@ def test_run_folder_holds_config_metrics_log_and_best_model(tiny_model_dir, tmp_
     run = loop.train(small_config(tiny_model_dir, tmp_path / "run"), progress=False)
     described = json.loads((run / "config.json").read_text())
     assert len(described["hash"]) == 64 and described["versions"]["torch"]
-    assert set(described["data"]) == {"sst2/train.tsv", "sst2/dev.tsv"}  # each with its sha256
+    assert described["verb"] == "train" and described["config"]["task"] == "sst2"
+    data = {k for k in described["inputs"] if k.startswith("data/")}
+    assert data == {"data/sst2/train.tsv", "data/sst2/dev.tsv"}  # each with its sha256
+    assert all(len(described["inputs"][k]) == 64 for k in data)
     metrics = json.loads((run / "metrics.json").read_text())
     assert [h["epoch"] for h in metrics["history"]] == [1, 2]
     assert metrics["best"]["dev_accuracy"] == max(h["dev_accuracy"] for h in metrics["history"])
@@ -61,14 +64,17 @@ def test_run_folder_holds_config_metrics_log_and_best_model(tiny_model_dir, tmp_
     assert (run / "best" / "model.safetensors").exists()
 
 
-def test_existing_run_folder_is_not_overwritten_silently(tiny_model_dir, tmp_path):
+def test_existing_run_folder_is_reused_or_refused_never_overwritten_silently(tiny_model_dir, tmp_path):
     from robustft.errors import ConfigError
 
     cfg = small_config(tiny_model_dir, tmp_path / "run", epochs=1)
     loop.train(cfg, progress=False)
+    written = (tmp_path / "run" / "best" / "model.safetensors").stat().st_mtime_ns
+    assert loop.train(small_config(tiny_model_dir, tmp_path / "run", epochs=1), progress=False) == tmp_path / "run"
+    assert (tmp_path / "run" / "best" / "model.safetensors").stat().st_mtime_ns == written  # reused, not retrained
     with pytest.raises(ConfigError, match="--resume"):
-        loop.train(cfg, progress=False)
-    with pytest.raises(ConfigError, match="hash"):
+        loop.train(small_config(tiny_model_dir, tmp_path / "run", epochs=1, seed=5), progress=False)
+    with pytest.raises(ConfigError, match="settings changed: seed"):
         loop.train(small_config(tiny_model_dir, tmp_path / "run", epochs=1, seed=5), resume=True, progress=False)
 
 

@@ -73,27 +73,14 @@ def test_neighbour_head_reads_the_next_positions_and_matches_full_logits(tiny):
 def test_pseudo_log_likelihood_batches_and_splits_by_position(tiny):
     model, tok = tiny
     texts = ["the movie was great", "a dull , lifeless film that drags on", "unbelievably good"]
-    together = mlm.pseudo_log_likelihood(model, tok, texts, batch_size=5, bf16=False)
-    alone = [mlm.pseudo_log_likelihood(model, tok, [t], bf16=False)[0] for t in texts]
+    together = mlm.pseudo_log_likelihood(model, tok, texts, batch_size=5, precision="fp32")
+    alone = [mlm.pseudo_log_likelihood(model, tok, [t], precision="fp32")[0] for t in texts]
     assert together == pytest.approx(alone, abs=1e-4)
     assert all(s < 0 for s in together)
-    window = mlm.pseudo_log_likelihood(model, tok, texts, positions=[[0, 1], [2, 3, 4], None], bf16=False)
-    rest = mlm.pseudo_log_likelihood(model, tok, texts, positions=[[2, 3], [0, 1, 5, 6, 7], []], bf16=False)
+    window = mlm.pseudo_log_likelihood(model, tok, texts, positions=[[0, 1], [2, 3, 4], None], precision="fp32")
+    rest = mlm.pseudo_log_likelihood(model, tok, texts, positions=[[2, 3], [0, 1, 5, 6, 7], []], precision="fp32")
     assert [w + r for w, r in zip(window, rest, strict=True)] == pytest.approx(together, abs=1e-4)
     assert rest[2] == 0.0
-
-
-def test_substitutes_are_whole_words_other_than_the_original(tiny):
-    model, tok = tiny
-    words = "the unbelievably cheerful movie".split()
-    assert len(tok.tokenize("unbelievably")) > 1  # exercises the sub-word combinations
-    found = mlm.substitutes(model, tok, words, k=10)
-    assert set(found) == {0, 1, 2, 3}
-    for i, candidates in found.items():
-        assert 0 < len(candidates) <= 10
-        assert words[i] not in candidates
-        assert all(not c.startswith("##") and c not in tok.all_special_tokens for c in candidates)
-    assert set(mlm.substitutes(model, tok, words, indices={2}, k=5)) == {2}
 
 
 def test_hub_loader_refuses_a_checkpoint_without_a_trained_head(tmp_path, tiny):

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from robustft.config import TrainConfig
-from robustft.evaluate.command import evaluate_saved
+from robustft.config import EvalConfig, TrainConfig
+from robustft.evaluate.run import evaluate
 from robustft.train.loop import train
 
 
@@ -17,5 +17,6 @@ def test_minilm_learns_sst2_and_round_trips_through_eval(tmp_path):
     run = train(cfg, progress=False)
     best = json.loads((run / "metrics.json").read_text())["best"]
     assert best["dev_accuracy"] >= 0.7  # chance is 0.5; ~0.8 with 1,000 examples and 3 epochs
-    again = evaluate_saved(str(run), "sst2", "dev", n=200, max_length=64)
+    again = evaluate(EvalConfig(model=str(run), task="sst2", split="dev", n=200, progress=False))
+    assert again["max_length"] == 64  # inherited from the training run
     assert again["accuracy"] == pytest.approx(best["dev_accuracy"], abs=1e-6)

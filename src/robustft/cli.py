@@ -1,5 +1,6 @@
-"""The `robustft` command. Thin: it parses, builds the same dataclass configs as the Python API, and calls
-the library. User errors print as one line (no traceback) and exit with status 2."""
+"""The `robustft` command. It only parses: every verb builds its dataclass config with the one loader
+(defaults, then --config files, then --key value overrides) and calls the same Python function a user would
+(`robustft.train`, `.evaluate`, `.attack`, `.probe`). User errors print as one line and exit with status 2."""
 
 from __future__ import annotations
 
@@ -8,50 +9,59 @@ import importlib
 import json
 import os
 import sys
+import warnings
 
 from robustft.errors import ConfigError, RobustftError
 
 # Subcommands other parts of the package contribute: each module has add_parser(subparsers).
-PLUGIN_COMMANDS = ("robustft.attacks.command", "robustft.models.probe_command")
+PLUGIN_COMMANDS = ("robustft.report.command", "robustft.bench.command")
 
-TRAIN_HELP = """Train a classifier with one method on one task; the run folder gets config.json, metrics.json,
-train.log, checkpoint/ and best/ (the best-on-dev model, loadable with from_pretrained).
-
-Settings come from the defaults, then --config files (YAML or JSON, applied in order), then overrides
-written as --key=value or --key value. Groups use dots: --im.K 3, --method_args.beta 5.
-
-examples:
+VERBS = {
+    "train": ("fine-tune a model with a method", "robustft.train.loop:train", """examples:
   robustft train --n_train 1000 --epochs 3                     MiniLM on 1,000 SST-2 examples
   robustft train --config configs/sst2-minilm-1k.yaml --seed 1
-  robustft train --task snli --train_split train --method rift --arch im --im.layers 1-6 --im.K 3
-  robustft train --output_dir runs/a --resume                   continue a killed run exactly
+  robustft train --task snli --method rift-snli --arch im --im.layers 1-6 --im.K 3
+  robustft train --output_dir runs/a --resume                   continue a killed run exactly"""),
+    "eval": ("per-example accuracy of a model (or run folder) on a task split", "robustft.evaluate.run:evaluate",
+             """examples:
+  robustft eval --model runs/sst2-minilm-1k --task advglue-sst2 --split dev
+  robustft eval --model my_model/ --task sst2 --split dev -n 500 --precision fp32"""),
+    "attack": ("attack a classifier with a word-substitution recipe", "robustft.attacks.run:attack", """examples:
+  robustft attack --model runs/sst2-minilm-1k --task sst2 --split dev --recipe textfooler -n 200
+  robustft attack --model runs/sst2-minilm-1k --recipe pwws --protocol textdefender
+  robustft attack --model my_model/ --task snli --recipe genetic --recipe_args.generations 20 --resume"""),
+    "probe": ("hidden-state distance per layer under perturbations (IM-BERT probe)", "robustft.evaluate.probe:probe",
+              """examples:
+  robustft probe --models BERT=runs/bert --models IM-BERT=runs/im --output_dir probe/
+  robustft probe --base minilm --variants plain,ex,im --im.layers 1-6 --im.K 3 --perturb noise"""),
+}
 
-keys (see robustft.config.TrainConfig):
+COMMON_HELP = """Settings come from the defaults, then --config files (YAML or JSON, applied in order), then overrides
+written as --key value or --key=value; groups use dots (--im.K 3, --method_args.beta 5). The run folder gets
+config.json, metrics.json and (where the verb has examples) examples.jsonl. A finished run of the same settings
+is reused; --resume continues an interrupted one; --overwrite starts again.
+
+{examples}
+
+keys:
 {keys}"""
 
 
-def _train_keys() -> str:
-    import dataclasses
-
-    from robustft.config import TrainConfig
-
-    return "\n".join(
-        f"  --{f.name:<18} default {getattr(TrainConfig(), f.name)!r}" for f in dataclasses.fields(TrainConfig)
-    )
-
-
 def split_overrides(tokens: list[str]) -> list[str]:
-    """['--a=1', '--b', '2', 'c=3'] -> ['a=1', 'b=2', 'c=3']; a bare flag means true."""
+    """['--a=1', '--b', '2', 'c=3', '-n', '5'] -> ['a=1', 'b=2', 'c=3', 'n=5']; a bare flag means true."""
     out, i = [], 0
     while i < len(tokens):
         token = tokens[i]
+        if token == "-n":
+            token = "--n"
         if not token.startswith("--") and "=" not in token:
             raise ConfigError(f"unexpected argument '{token}': write settings as --key value or --key=value")
         key = token.lstrip("-")
         if "=" in key:
             out.append(key)
-        elif i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
-            out.append(f"{key}={tokens[i + 1]}")
+        elif i + 1 < len(tokens) and not tokens[i + 1].startswith("--") and tokens[i + 1] != "-n":
+            value = tokens[i + 1]
+            out.append(f"set.{value}" if key == "set" else f"{key}={value}")  # old attack `--set k=v`
             i += 1
         else:
             out.append(f"{key}=true")
@@ -59,40 +69,30 @@ def split_overrides(tokens: list[str]) -> list[str]:
     return out
 
 
-def cmd_train(args) -> int:
-    from robustft.config import TrainConfig, build_config
-    from robustft.train.loop import train
+def call_verb(args) -> int:
+    from robustft.config import VERB_CONFIGS, build_config
 
-    cfg = build_config(TrainConfig, args.config or [], split_overrides(args.extra))
-    run_dir = train(cfg, resume=args.resume, overwrite=args.overwrite, progress=not args.quiet)
-    metrics = json.loads((run_dir / "metrics.json").read_text())
-    print(
-        f"best dev accuracy {metrics['best']['dev_accuracy']:.4f} (epoch {metrics['best']['epoch']}); "
-        f"{metrics['train_examples_per_s']} train examples/s; model in {run_dir / 'best'}"
-    )
+    cfg = build_config(VERB_CONFIGS[args.command], args.config or [], split_overrides(args.extra))
+    module, _, name = VERBS[args.command][1].partition(":")
+    result = getattr(importlib.import_module(module), name)(cfg, resume=args.resume, overwrite=args.overwrite)
+    print(summary_line(args.command, result))
     return 0
 
 
-def cmd_eval(args) -> int:
-    from robustft.evaluate.command import evaluate_saved
+def summary_line(verb: str, result) -> str:
+    if verb == "train":
+        metrics = json.loads((result / "metrics.json").read_text())
+        return (f"best dev accuracy {metrics['best']['dev_accuracy']:.4f} (epoch {metrics['best']['epoch']}); "
+                f"{metrics['train_examples_per_s']} train examples/s; model in {result / 'best'}")
+    if verb == "attack":
+        from robustft.attacks.results import format_summary
 
-    result = evaluate_saved(
-        args.model,
-        args.task,
-        args.split,
-        n=args.n,
-        seed=args.seed,
-        max_length=args.max_length,
-        batch_size=args.batch_size,
-        bf16=not args.no_bf16,
-        output=args.output,
-    )
-    print(json.dumps(result, indent=2))
-    return 0
+        return format_summary(result)
+    return json.dumps(result, indent=2)
 
 
 def cmd_resources(args) -> int:
-    from robustft.resources import check_all
+    from robustft.models.resource_check import check_all
 
     statuses = check_all()
     for s in statuses:
@@ -115,36 +115,22 @@ def cmd_methods(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from robustft.config import VERB_CONFIGS, describe_keys
+
     parser = argparse.ArgumentParser(
         prog="robustft",
-        description="Robust fine-tuning of language models: "
-        "train (IM-BERT, RIFT, adversarial training), evaluate, attack.",
+        description="Robust fine-tuning of language models: train (IM-BERT, RIFT, adversarial training), evaluate, "
+        "attack, probe, bench and report.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    p = sub.add_parser(
-        "train",
-        help="fine-tune a model with a method",
-        description=TRAIN_HELP.format(keys=_train_keys()),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("--config", action="append", help="YAML/JSON config file (repeatable)")
-    p.add_argument("--resume", action="store_true", help="continue the run in the output folder from its checkpoint")
-    p.add_argument("--overwrite", action="store_true", help="delete an existing run folder first")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=cmd_train, takes_overrides=True)
-
-    p = sub.add_parser("eval", help="clean accuracy of a saved model on a task split")
-    p.add_argument("--model", required=True, help="run folder (its best/ model is used) or model folder or hub name")
-    p.add_argument("--task", required=True)
-    p.add_argument("--split", default="dev")
-    p.add_argument("-n", type=int, default=None, help="seeded sample of n examples")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max_length", type=int, default=None, help="default: the run's max_length, else 128")
-    p.add_argument("--batch_size", type=int, default=128)
-    p.add_argument("--no-bf16", action="store_true", help="evaluate in float32")
-    p.add_argument("--output", help="also write the result as JSON here")
-    p.set_defaults(func=cmd_eval)
+    for verb, (summary, _, examples) in VERBS.items():
+        p = sub.add_parser(verb, help=summary, formatter_class=argparse.RawDescriptionHelpFormatter,
+                           description=summary + "\n\n" + COMMON_HELP.format(
+                               examples=examples, keys=describe_keys(VERB_CONFIGS[verb])))
+        p.add_argument("--config", action="append", help="YAML/JSON config file (repeatable)")
+        p.add_argument("--resume", action="store_true", help="continue the run in the output folder")
+        p.add_argument("--overwrite", action="store_true", help="delete the run in the output folder first")
+        p.set_defaults(func=call_verb, takes_overrides=True)
 
     p = sub.add_parser("resources", help="where data, models and lexical resources are found")
     p.add_argument("action", choices=["check"])
@@ -157,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
-            if exc.name != module_name:
+            if not module_name.startswith(str(exc.name)):
                 raise
             continue
         module.add_parser(sub)
@@ -173,9 +159,15 @@ def main(argv: list[str] | None = None) -> int:
     args.extra = extra
     quiet_libraries()
     try:
-        code = args.func(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", FutureWarning)
+            warnings.showwarning = lambda message, *a, **k: print(f"robustft: warning: {message}", file=sys.stderr)
+            code = args.func(args)
     except RobustftError as exc:
         print(f"robustft: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # disk full, read-only folder, ...: name the path, keep what was written
+        print(f"robustft: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("robustft: interrupted", file=sys.stderr)
@@ -190,6 +182,8 @@ def quiet_libraries() -> None:
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
 
+
+__all__ = ["main", "build_parser", "split_overrides", "ConfigError"]
 
 if __name__ == "__main__":
     sys.exit(main())

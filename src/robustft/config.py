@@ -1,7 +1,9 @@
-"""Dataclass configs shared by the Python API and the CLI: files (YAML/JSON), `--key=value` overrides, a stable hash.
+"""One config system for every verb: a dataclass per verb, built by one loader from defaults, YAML/JSON files and
+`--key value` overrides, validated where it is built (range and finiteness, one message naming the key), hashed.
 
-Dotted keys reach into dict-valued fields: `--im.K=3` sets `cfg.im["K"] = 3`, `--method_args.beta=5`
-sets `cfg.method_args["beta"] = 5`. Values are parsed as YAML scalars (3 -> int, 1e-5 -> float, true -> bool).
+Dotted keys reach into dict-valued fields: `--im.K=3` sets `cfg.im["K"] = 3`, `--method_args.beta=5` sets
+`cfg.method_args["beta"] = 5`. Values are parsed as YAML scalars (3 -> int, 1e-5 -> float, true -> bool).
+One spelling, snake_case (`--max_length`); the old hyphenated and renamed flags still work with a warning.
 """
 
 from __future__ import annotations
@@ -9,69 +11,211 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
 from robustft.errors import ConfigError
 
+PRECISIONS = ("auto", "bf16", "fp16", "fp32")
+EVALUATION_ONLY_TASKS = ("advglue-", "textfooler-")
+
+
+def setting(default=None, help: str = "", *, min=None, max=None, choices=None, factory=None):
+    """A config field with its help text and the range the loader enforces."""
+    meta = {"help": help, "min": min, "max": max, "choices": choices}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
 
 @dataclass
-class TrainConfig:
-    """Everything that defines a training run; its hash names the run."""
+class RunSettings:
+    """Keys every verb has: where the run goes and how it computes."""
 
-    model: str = "minilm"  # alias, local folder or hub name
-    task: str = "sst2"
-    train_split: str = "train"
-    dev_split: str = "dev"  # model selection happens here, never on test
-    n_train: int | None = None  # seeded sample of the training split
-    per_class: int | None = None  # or a class-balanced sample
-    n_dev: int | None = None
-    data_seed: int = 0
-    max_length: int = 128
-    epochs: int = 3
-    batch_size: int = 32
-    eval_batch_size: int = 128
-    lr: float = 5e-5
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
-    max_grad_norm: float = 1.0
-    grad_accum: int = 1
-    bf16: bool = True  # autocast to bfloat16 (CPU and GPU)
-    group_by_length: bool = True  # batches of similar length, padded to the longest in the batch
-    pad_to_max_length: bool = False  # the slow baseline, for benchmarks
-    seed: int = 0
-    method: str = "standard"  # training objective, see `robustft methods`
-    method_args: dict[str, Any] = field(default_factory=dict)
-    arch: str = "plain"  # plain | im | ex (IM-BERT / EX-BERT connections)
-    im: dict[str, Any] = field(default_factory=dict)
-    checkpoint_every: int = 200  # optimizer steps between checkpoints (0: only at epoch ends)
-    log_every: int = 20
-    device: str = "auto"
-    output_dir: str | None = None  # default runs/<task>-<method>-<arch>-<hash8>
+    # Keys that say where or how fast things run, not what is computed: left out of the hash.
+    not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress"})
+    verb: ClassVar[str] = ""
 
-    def validate(self) -> TrainConfig:
-        positive = ("max_length", "epochs", "batch_size", "eval_batch_size", "grad_accum")
-        for name in positive:
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.lr <= 0:
-            raise ConfigError(f"lr must be positive, got {self.lr}")
-        if self.arch not in ("plain", "im", "ex"):
-            raise ConfigError(f"arch must be plain, im or ex, got '{self.arch}'")
-        if not 0 <= self.warmup_ratio < 1:
-            raise ConfigError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
+    def validate(self):
+        validate(self)
         return self
 
 
-# Fields that say where or how often things are written, not what is computed: left out of the hash.
-NOT_HASHED = {"output_dir", "checkpoint_every", "log_every", "device", "eval_batch_size"}
+@dataclass
+class TrainConfig(RunSettings):
+    """Everything that defines a training run; its hash names the run."""
+
+    verb: ClassVar[str] = "train"
+    not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress",
+                                                      "checkpoint_every", "checkpoint_every_s", "log_every"})
+
+    model: str = setting("minilm", "alias, local folder or hub name")
+    task: str = setting("sst2", "task name (robustft methods lists them)")
+    train_split: str = setting("train", "split to train on")
+    dev_split: str = setting("dev", "split for model selection (never test)")
+    n_train: int | None = setting(None, "seeded sample of the training split", min=1)
+    per_class: int | None = setting(None, "or a class-balanced sample of this many per class", min=1)
+    n_dev: int | None = setting(None, "seeded sample of the dev split", min=1)
+    data_seed: int = setting(0, "seed of the data samples", min=0)
+    max_length: int = setting(128, "tokens per example", min=2)
+    epochs: int = setting(3, "training epochs", min=1)
+    batch_size: int = setting(32, "examples per batch", min=1)
+    eval_batch_size: int = setting(128, "examples per dev batch", min=1)
+    lr: float = setting(5e-5, "AdamW learning rate", min=0.0)
+    weight_decay: float = setting(0.01, "AdamW weight decay (not on biases and LayerNorms)", min=0.0)
+    warmup_ratio: float = setting(0.1, "share of steps with linear warm-up", min=0.0, max=0.999)
+    max_grad_norm: float = setting(1.0, "gradient clipping norm", min=0.0)
+    grad_accum: int = setting(1, "batches per optimizer step", min=1)
+    precision: str = setting("auto", "auto, bf16, fp16 or fp32 (autocast)", choices=PRECISIONS)
+    group_by_length: bool = setting(True, "batches of similar length, padded to the longest in the batch")
+    pad_to_max_length: bool = setting(False, "pad every batch to max_length (the slow baseline, for benchmarks)")
+    seed: int = setting(0, "seed of initialisation, batch order and dropout", min=0)
+    method: str = setting("standard", "training objective (robustft methods lists them)")
+    method_args: dict[str, Any] = setting(help="settings of the method", factory=dict)
+    arch: str = setting("plain", "plain, im (IM-BERT) or ex (EX-BERT)", choices=("plain", "im", "ex"))
+    im: dict[str, Any] = setting(help="IM/EX connection settings (K, eta, dt, layers, form, grad)", factory=dict)
+    checkpoint_every: int = setting(200, "optimizer steps between checkpoints (0: only at epoch ends)", min=0)
+    log_every: int = setting(20, "optimizer steps between log lines", min=1)
+    device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
+    threads: int | None = setting(None, "torch CPU threads", min=1)
+    progress: bool = setting(True, "progress bars")
+    output_dir: str | None = setting(None, "run folder (default runs/<task>-<method>-<arch>-<hash8>)")
+
+    def validate(self):
+        validate(self)
+        if self.dev_split.startswith("test"):
+            raise ConfigError("dev_split: model selection on a test split is not allowed; use a dev split")
+        if self.task.startswith(EVALUATION_ONLY_TASKS):
+            raise ConfigError(f"task: '{self.task}' is an evaluation set (attack or AdvGLUE); never train or "
+                              f"select on it")
+        if self.n_train is not None and self.per_class is not None:
+            raise ConfigError("n_train and per_class: give one of them, not both")
+        return self
+
+
+@dataclass
+class EvalConfig(RunSettings):
+    """Clean accuracy of a model (a run folder or a model folder) on a task split, per example."""
+
+    verb: ClassVar[str] = "eval"
+    not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress", "model"})
+
+    model: str = setting(None, "run folder (its best/ model), model folder, alias or hub name")
+    task: str = setting("sst2", "task name")
+    split: str = setting("dev", "split to score")
+    n: int | None = setting(None, "seeded sample of n examples (all if larger)", min=1)
+    seed: int = setting(0, "seed of the sample", min=0)
+    max_length: int | None = setting(None, "tokens per example (default: the trained run's, else 128)", min=2)
+    batch_size: int = setting(128, "examples per batch", min=1)
+    precision: str | None = setting(None, "auto, bf16, fp16, fp32 (default: the trained run's)", choices=PRECISIONS)
+    device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
+    threads: int | None = setting(None, "torch CPU threads", min=1)
+    progress: bool = setting(True, "progress bars")
+    output_dir: str | None = setting(None, "run folder (default <model run>/eval-<task>-<split>...)")
+
+
+@dataclass
+class AttackConfig(RunSettings):
+    """A word-substitution attack of a model on a seeded sample of a task split."""
+
+    verb: ClassVar[str] = "attack"
+    not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress", "model",
+                                                      "first"})
+
+    model: str = setting(None, "run folder (its best/ model), model folder, alias or hub name")
+    task: str = setting("sst2", "task name")
+    split: str | None = setting(None, "split (default: test if the task has one, else dev)")
+    recipe: str = setting("textfooler", "pwws, textfooler, bert-attack, genetic or ascc")
+    recipe_args: dict[str, Any] = setting(help="recipe settings, e.g. --recipe_args.neighbours glove", factory=dict)
+    protocol: str | None = setting(None, "textdefender: unified constraints (30% words, USE 0.840845, 50 x words)",
+                                   choices=(None, "textdefender"))
+    n: int = setting(1000, "seeded sample size (all if larger)", min=1)
+    seed: int = setting(0, "seed of the sample and of the attack", min=0)
+    query_budget: int | None = setting(None, "queries per example", min=1)
+    first: int | None = setting(None, "attack only the first K examples now (the rest later with --resume)", min=1)
+    batch_size: int = setting(64, "victim queries per forward", min=1)
+    max_length: int | None = setting(None, "tokens per query (default: the trained run's, else the model's)", min=2)
+    precision: str | None = setting(None, "auto, bf16, fp16, fp32 (default: the trained run's)", choices=PRECISIONS)
+    mlm: str | None = setting(None, "masked LM for bert-attack and the genetic LM filter")
+    device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
+    threads: int | None = setting(None, "torch CPU threads", min=1)
+    progress: bool = setting(True, "progress bars")
+    output_dir: str | None = setting(None, "run folder (default <model run>/attack-<recipe>-<task>-<split>...)")
+
+
+@dataclass
+class ProbeConfig(RunSettings):
+    """Hidden-state distance per layer under word swaps or embedding noise, for several models."""
+
+    verb: ClassVar[str] = "probe"
+
+    models: list[str] = setting(help="[NAME=]PATH of saved models or run folders (repeat --models)", factory=list)
+    base: str | None = setting(None, "one checkpoint probed as several variants (alias, folder or hub name)")
+    variants: str = setting("plain,ex,im", "with base: plain, ex and/or im (im settings from --im.*)")
+    im: dict[str, Any] = setting(help="IM/EX settings for the base variants", factory=dict)
+    task: str = setting("sst2", "task name")
+    split: str = setting("dev", "split")
+    n: int = setting(200, "seeded sample of n texts", min=1)
+    seed: int = setting(0, "seed", min=0)
+    perturb: str = setting("swap", "swap (counter-fitted neighbours) or noise", choices=("swap", "noise"))
+    swaps: int = setting(1, "words swapped per text", min=1)
+    noise: float = setting(0.05, "std of the word-embedding noise", min=0.0)
+    max_length: int = setting(128, "tokens per text", min=2)
+    precision: str = setting("fp32", "auto, bf16, fp16, fp32 (distances are measured in fp32 by default)",
+                             choices=PRECISIONS)
+    device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
+    threads: int | None = setting(None, "torch CPU threads", min=1)
+    progress: bool = setting(True, "progress bars")
+    output_dir: str | None = setting("probe", "run folder for probe.json and probe.png")
+
+
+VERB_CONFIGS = {c.verb: c for c in (TrainConfig, EvalConfig, AttackConfig, ProbeConfig)}
+
+# Old flags -> (new key, how the value changes). They still work, with a warning.
+LEGACY = {
+    "bf16": ("precision", lambda v: "bf16" if v else "fp32"),
+    "no_bf16": ("precision", lambda v: "fp32" if v else None),
+    "num_examples": ("n", None),
+    "out": ("output_dir", None),
+    "output": ("output_dir", None),
+    "no_progress": ("progress", lambda v: not v),
+    "quiet": ("progress", lambda v: not v),
+    "model": ("models", None),
+}
+
+
+def validate(cfg) -> None:
+    """Types, finiteness, ranges and choices of every field, with one message naming the key."""
+    for f in dataclasses.fields(cfg):
+        value, meta = getattr(cfg, f.name), f.metadata
+        if value is None:
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{f.name}: must be a finite number, got {value}")
+        if meta.get("min") is not None and isinstance(value, int | float) and value < meta["min"]:
+            raise ConfigError(f"{f.name}: must be at least {meta['min']}, got {value}")
+        if meta.get("max") is not None and isinstance(value, int | float) and value > meta["max"]:
+            raise ConfigError(f"{f.name}: must be at most {meta['max']}, got {value}")
+        if meta.get("choices") is not None and value not in meta["choices"]:
+            known = ", ".join(str(c) for c in meta["choices"] if c is not None)
+            raise ConfigError(f"{f.name}: expected one of {known}, got {value!r}")
+    for name in ("model",):
+        if hasattr(cfg, name) and getattr(cfg, name) in (None, ""):
+            raise ConfigError(f"{name}: a value is required (--{name} PATH)")
+
+
+def hashed_settings(cfg) -> dict[str, Any]:
+    return {k: v for k, v in dataclasses.asdict(cfg).items() if k not in cfg.not_hashed}
 
 
 def config_hash(cfg) -> str:
-    data = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in NOT_HASHED}
+    """sha256 of the settings that change what a run computes (of a config dataclass, or of any JSON data)."""
+    data = hashed_settings(cfg) if dataclasses.is_dataclass(cfg) else cfg
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -81,6 +225,8 @@ def parse_value(text: str) -> Any:
             return number(text)
         except ValueError:
             pass
+    if text.lower() in ("none", "null", "~"):
+        return None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:
@@ -89,24 +235,46 @@ def parse_value(text: str) -> Any:
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
-    if not path.exists():
+    if not path.is_file():
         raise ConfigError(f"config file {path} does not exist")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))  # JSON is YAML too
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid YAML/JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
     return data
 
 
-def apply_overrides(cfg, values: dict[str, Any], source: str = "override"):
-    """Set (possibly dotted) keys on a dataclass config, checking names and coercing simple types."""
+def _legacy(key: str, value: Any, fields: dict, source: str) -> tuple[str, Any]:
+    """Map an old flag spelling to the current key (with a warning), or return the key unchanged."""
+    head, dot, rest = key.partition(".")
+    if head == "set" and dot:  # attack's old `--set k=v`
+        return f"recipe_args.{rest}", value
+    spelled = head.replace("-", "_")
+    if spelled != head:
+        warnings.warn(f"{source}: '--{head}' is the old spelling; use '--{spelled}'", FutureWarning, stacklevel=4)
+    if spelled not in fields and spelled in LEGACY:
+        new, convert = LEGACY[spelled]
+        if new in fields:
+            warnings.warn(f"{source}: '--{head}' is replaced by '--{new}'", FutureWarning, stacklevel=4)
+            return new + dot + rest, convert(value) if convert else value
+    return spelled + dot + rest, value
+
+
+def apply_overrides(cfg, values: dict[str, Any] | list[tuple[str, Any]], source: str = "override",
+                    explicit: set | None = None):
+    """Set (possibly dotted) keys on a dataclass config, checking names and coercing simple types.
+
+    A repeated key of a list field (`--models a --models b`) appends; of any other field, the last one wins."""
     fields = {f.name: f for f in dataclasses.fields(cfg)}
-    for key, value in values.items():
-        head, _, rest = key.replace("-", "_").partition(".")
+    for raw_key, raw_value in values.items() if isinstance(values, dict) else values:
+        key, value = _legacy(raw_key, raw_value, fields, source)
+        head, _, rest = key.partition(".")
         if head not in fields:
-            raise ConfigError(f"{source}: unknown config key '{key}'; known keys: {', '.join(fields)}")
+            raise ConfigError(f"{source}: unknown config key '{raw_key}'; known keys: {', '.join(fields)}")
+        if explicit is not None:
+            explicit.add(head)
         current = getattr(cfg, head)
         if rest:
             if not isinstance(current, dict):
@@ -116,14 +284,16 @@ def apply_overrides(cfg, values: dict[str, Any], source: str = "override"):
             if not isinstance(value, dict):
                 raise ConfigError(f"{source}: '{head}' expects a mapping, got {value!r}")
             current.update(value)
+        elif isinstance(current, list):
+            current.extend(value if isinstance(value, list) else [value])
         else:
-            setattr(cfg, head, _coerce(head, value, current, fields[head], source))
+            setattr(cfg, head, _coerce(head, value, fields[head], source))
     return cfg
 
 
-def _coerce(name, value, current, spec, source):
+def _coerce(name, value, spec, source):
     annotation = str(spec.type)
-    if value is None and "None" in annotation:
+    if value is None and ("None" in annotation or spec.default is None):
         return None
     if "float" in annotation and isinstance(value, str):
         try:
@@ -134,22 +304,50 @@ def _coerce(name, value, current, spec, source):
         return float(value)
     if "int" in annotation and isinstance(value, int) and not isinstance(value, bool):
         return value
+    if "int" in annotation and isinstance(value, float) and value.is_integer() and "float" not in annotation:
+        return int(value)
     if "bool" in annotation and isinstance(value, bool):
         return value
-    if "str" in annotation and not isinstance(value, dict | list):
+    if "str" in annotation and not isinstance(value, dict | list | bool) and value is not None:
         return str(value)
-    raise ConfigError(f"{source}: '{name}' expects {annotation}, got {value!r}")
+    raise ConfigError(f"{source}: '{name}' expects {annotation.replace(' | None', ' or none')}, got {value!r}")
 
 
-def build_config(cls, files: list[str] = (), overrides: list[str] = ()):
-    """A config from defaults, then each file in order, then `key=value` overrides."""
-    cfg = cls()
-    for path in files:
-        apply_overrides(cfg, read_config_file(path), source=str(path))
-    pairs = {}
+def parse_pairs(overrides: list[str]) -> list[tuple[str, Any]]:
+    pairs = []
     for item in overrides:
         key, sep, value = item.partition("=")
         if not sep:
             raise ConfigError(f"override '{item}' must look like key=value")
-        pairs[key.lstrip("-")] = parse_value(value)
-    return apply_overrides(cfg, pairs, source="command line")
+        pairs.append((key.lstrip("-"), parse_value(value)))
+    return pairs
+
+
+def build_config(cls, files: list[str] = (), overrides: list[str] = ()):
+    """A validated config from defaults, then each file in order, then `key=value` overrides.
+
+    The keys set by a file or an override are kept in `cfg.explicit_keys` (a method preset fills only the others).
+    """
+    cfg, explicit = cls(), set()
+    for path in files:
+        apply_overrides(cfg, read_config_file(path), source=str(path), explicit=explicit)
+    apply_overrides(cfg, parse_pairs(list(overrides)), source="command line", explicit=explicit)
+    cfg.explicit_keys = explicit
+    return cfg.validate()
+
+
+def explicit_keys(cfg) -> set[str]:
+    """Keys the user chose: those recorded by `build_config`, else those that differ from the defaults."""
+    if hasattr(cfg, "explicit_keys"):
+        return set(cfg.explicit_keys)
+    default = type(cfg)()
+    return {f.name for f in dataclasses.fields(cfg) if getattr(cfg, f.name) != getattr(default, f.name)}
+
+
+def describe_keys(cls) -> str:
+    """`--help` text: every key with its default and what it means."""
+    lines = []
+    for f in dataclasses.fields(cls):
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        lines.append(f"  --{f.name:<20} {f.metadata.get('help', '')} (default {default!r})")
+    return "\n".join(lines)

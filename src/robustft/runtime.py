@@ -13,9 +13,9 @@ from typing import Any
 
 import torch
 
+from robustft.config import PRECISIONS
 from robustft.errors import ConfigError
 
-PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 DEVICE_HELP = "auto (cuda if available, else cpu), cpu, cuda, cuda:1, mps"
 PRECISION_HELP = "auto (bf16 where the device supports it, else fp16 on cuda, else fp32), bf16, fp16 or fp32"
 

@@ -19,7 +19,8 @@ from torch import nn
 from transformers import AutoModelForMaskedLM, BertConfig, BertForMaskedLM, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.models.bert.modeling_bert import BertLMPredictionHead
 
-from robustft import resources
+from robustft import resources, runtime
+from robustft.data.batching import model_inputs
 from robustft.errors import MissingResource, RobustftError
 
 MLM_ENV = "ROBUSTFT_MLM"
@@ -86,7 +87,7 @@ def verify_head_file(path: Path = HEAD_FILE, meta: dict | None = None) -> str:
     meta = head_metadata() if meta is None else meta
     if not path.exists():
         raise MissingResource(f"missing masked-LM head {path}; rebuild it with: {meta.get('command', '')}")
-    digest = resources.file_sha256.__wrapped__(str(path))  # uncached: the file may have changed since
+    digest = resources.file_sha256(str(path), cached=False)  # the file may have changed since
     if digest != meta["sha256"]:
         raise RobustftError(f"{path} has sha256 {digest}, expected {meta['sha256']}: the file is damaged or "
                             f"was replaced; reinstall robustft or rebuild it with: {meta.get('command', '')}")
@@ -234,8 +235,13 @@ def pad_batch(rows: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
 
 
 def masked_logits(model: PreTrainedModel, batch: dict[str, torch.Tensor], where: torch.Tensor) -> torch.Tensor:
-    """Vocabulary logits at the positions `where` (bool [B, T]) only: the head runs on those alone."""
-    inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+    """Vocabulary logits at the positions `where` (bool [B, T]) only: the head runs on those alone.
+
+    Inputs are moved to the model's device here, the one entry of every masked-LM call, so callers build them
+    on the CPU whatever the device."""
+    device = runtime.model_device(model)
+    inputs = runtime.to_device(model_inputs(batch), device)
+    where = where.to(device)
     head = getattr(model, "cls", None) or getattr(model, "lm_head", None)
     if head is None:  # an architecture whose head we do not know: full logits, then select
         return model(**inputs).logits[where]
@@ -245,7 +251,7 @@ def masked_logits(model: PreTrainedModel, batch: dict[str, torch.Tensor], where:
 
 @torch.no_grad()
 def masked_token_accuracy(model, tokenizer, texts, rate: float = 0.15, seed: int = 0, batch_size: int = 64,
-                          max_length: int = 128, ks: tuple[int, ...] = (1, 10)) -> dict:
+                          max_length: int = 128, ks: tuple[int, ...] = (1, 10), precision: str = "auto") -> dict:
     """Held-out masked-token top-k accuracy: `rate` of the word pieces -> [MASK] (seeded), predict each."""
     generator = torch.Generator().manual_seed(seed)
     random_ids = replacement_ids(tokenizer)
@@ -261,8 +267,8 @@ def masked_token_accuracy(model, tokenizer, texts, rate: float = 0.15, seed: int
         if not where.any():
             continue
         batch["input_ids"] = inputs
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=inputs.device.type == "cpu"):
-            logits = masked_logits(model, batch, where).float()
+        with runtime.autocast(runtime.model_device(model), precision):
+            logits = masked_logits(model, batch, where).float().cpu()
         gold = labels[where]
         nll += torch.nn.functional.cross_entropy(logits, gold, reduction="sum").item()
         top = logits.topk(max(ks), dim=-1).indices
@@ -274,7 +280,7 @@ def masked_token_accuracy(model, tokenizer, texts, rate: float = 0.15, seed: int
     return out
 
 
-# --- the attack engine's uses: LM-filter scores and BERT-Attack candidates ---------------------
+# --- the attack engine's use: LM-filter scores ---------------------------------------------------
 
 
 def _word_encoding(tokenizer, words: list[str], max_length: int):
@@ -284,7 +290,7 @@ def _word_encoding(tokenizer, words: list[str], max_length: int):
 
 @torch.no_grad()
 def pseudo_log_likelihood(model, tokenizer, texts, positions=None, batch_size: int = 64, max_length: int = 256,
-                          bf16: bool = True) -> list[float]:
+                          precision: str = "auto") -> list[float]:
     """Masked-LM pseudo-log-likelihood (Salazar et al. 2020) of each text, in nats, higher = more fluent.
 
     Words are the whitespace tokens of a text. `positions[i]` (word indices) restricts text i's score to
@@ -314,74 +320,9 @@ def pseudo_log_likelihood(model, tokenizer, texts, positions=None, batch_size: i
         batch = pad_batch(rows, tokenizer.pad_token_id)
         labels = batch.pop("labels")
         where = labels != -100  # exactly one position per row, so rows and logits line up
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16 and labels.device.type == "cpu"):
-            logits = masked_logits(model, batch, where).float()
+        with runtime.autocast(runtime.model_device(model), precision):
+            logits = masked_logits(model, batch, where).float().cpu()
         logp = torch.log_softmax(logits, dim=-1).gather(1, labels[where][:, None]).squeeze(1)
         for (i, _), value in zip(chunk, logp.tolist(), strict=True):
             scores[i] += value
     return scores
-
-
-def piece_kinds(tokenizer) -> tuple[torch.Tensor, torch.Tensor]:
-    """Boolean vocab masks: pieces that start a word (letters, not special) and "##" suffix pieces."""
-    special = set(tokenizer.all_special_tokens)
-    starts = torch.zeros(len(tokenizer), dtype=torch.bool)
-    suffixes = torch.zeros(len(tokenizer), dtype=torch.bool)
-    for token, i in tokenizer.get_vocab().items():
-        if token in special or token.startswith("[unused") or not any(c.isalpha() for c in token):
-            continue
-        (suffixes if token.startswith("##") else starts)[i] = True
-    return starts, suffixes
-
-
-@torch.no_grad()
-def substitutes(model, tokenizer, words: list[str], indices=None, k: int = 48, per_piece: int = 4,
-                max_combinations: int = 256, max_length: int = 256) -> dict[int, list[str]]:
-    """BERT-Attack candidates (Li et al. 2020): one forward pass of the *unmasked* text, ranked guesses per word.
-
-    A one-piece word gets the top-k whole-word predictions at its position. A word of several pieces gets
-    combinations of the top `per_piece` predictions at each of its pieces (at most `max_combinations`),
-    ranked by their mean log-probability (BERT-Attack ranks them by perplexity). The word itself,
-    special tokens, punctuation and stray suffix pieces are left out. Returns {word index: [candidates]}.
-    """
-    import itertools
-
-    ids, types, word_ids = _word_encoding(tokenizer, words, max_length)
-    batch = {"input_ids": torch.tensor([ids]), "token_type_ids": torch.tensor([types]),
-             "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}
-    pieces: dict[int, list[int]] = {}
-    for t, w in enumerate(word_ids):
-        if w is not None and (indices is None or w in indices):
-            pieces.setdefault(w, []).append(t)
-    if not pieces:
-        return {}
-    where = torch.zeros(1, len(ids), dtype=torch.bool)
-    where[0, [t for ts in pieces.values() for t in ts]] = True
-    logp = torch.log_softmax(masked_logits(model, batch, where).float(), dim=-1)
-    row_of = {t: r for r, t in enumerate(where[0].nonzero().squeeze(1).tolist())}
-    starts, suffixes = piece_kinds(tokenizer)
-    out = {}
-    for w, ts in pieces.items():
-        original = words[w].lower()
-        if len(ts) == 1:
-            scores = logp[row_of[ts[0]]].masked_fill(~starts, float("-inf"))
-            tokens = tokenizer.convert_ids_to_tokens(scores.topk(k + 1).indices.tolist())
-            out[w] = [t for t in tokens if t != original][:k]
-            continue
-        width = min(per_piece, max(1, int(max_combinations ** (1 / len(ts)))))
-        options = []
-        for j, t in enumerate(ts):  # the first piece starts a word, the others continue it
-            top = logp[row_of[t]].masked_fill(~(suffixes if j else starts), float("-inf")).topk(width)
-            toks = tokenizer.convert_ids_to_tokens(top.indices.tolist())
-            options.append(list(zip(toks, top.values.tolist(), strict=True)))
-        ranked = []
-        for combo in itertools.islice(itertools.product(*options), max_combinations):
-            word = combo[0][0] + "".join(tok[2:] for tok, _ in combo[1:])
-            ranked.append((sum(v for _, v in combo) / len(combo), word))
-        seen, found = {original}, []
-        for _, word in sorted(ranked, reverse=True):
-            if word not in seen:
-                seen.add(word)
-                found.append(word)
-        out[w] = found[:k]
-    return out

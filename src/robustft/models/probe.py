@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
-from robustft import resources
+from robustft import resources, runtime
+from robustft.data.batching import tokenize_pad
 from robustft.models.im import im_stats, reset_im_stats
 
 WORD = re.compile(r"[A-Za-z]+")
@@ -51,15 +52,16 @@ def noise_pairs(texts: list[str]) -> list[ProbePair]:
 
 
 @torch.no_grad()
-def pooled_hidden_states(model, tokenizer, texts, noise_std=0.0, seed=0, max_length=128, batch_size=32):
+def pooled_hidden_states(model, tokenizer, texts, noise_std=0.0, seed=0, max_length=128, batch_size=32,
+                         precision="fp32"):
     """(layers + 1, n, hidden) mean-pooled hidden states, and per IM layer the residuals of each batch."""
-    device = next(model.parameters()).device
+    device = runtime.model_device(model)
     generator = torch.Generator().manual_seed(seed)
     pooled, residuals = [], []
     model.eval()
     for start in range(0, len(texts), batch_size):
-        enc = tokenizer(texts[start:start + batch_size], padding=True, truncation=True, max_length=max_length,
-                        return_tensors="pt").to(device)
+        enc = runtime.to_device(tokenize_pad(tokenizer, texts[start:start + batch_size], max_length=max_length),
+                                device)
         inputs = dict(enc)
         if noise_std > 0:
             ids = inputs.pop("input_ids")
@@ -67,7 +69,8 @@ def pooled_hidden_states(model, tokenizer, texts, noise_std=0.0, seed=0, max_len
             noise = torch.randn(embeds.shape, generator=generator).to(device, embeds.dtype)
             inputs["inputs_embeds"] = embeds + noise_std * noise
         reset_im_stats(model)
-        out = model(**inputs, output_hidden_states=True)
+        with runtime.autocast(device, precision):
+            out = model(**inputs, output_hidden_states=True)
         mask = enc["attention_mask"].unsqueeze(-1).float()
         pooled.append(torch.stack([(h.float() * mask).sum(1) / mask.sum(1) for h in out.hidden_states]))
         residuals.append({k: v["last_relative_residual"] for k, v in im_stats(model).items()})
@@ -75,20 +78,21 @@ def pooled_hidden_states(model, tokenizer, texts, noise_std=0.0, seed=0, max_len
 
 
 def probe(model, tokenizer, pairs: list[ProbePair], noise_std: float = 0.0, seed: int = 0,
-          max_length: int = 128, batch_size: int = 32) -> dict:
+          max_length: int = 128, batch_size: int = 32, precision: str = "fp32") -> dict:
     """Per layer (0 = embeddings): mean and std over pairs of the relative hidden-state distance; per IM
     layer: mean relative residual at the explicit start and after the solve (clean inputs)."""
     clean, residuals = pooled_hidden_states(model, tokenizer, [p.clean for p in pairs], 0.0, seed,
-                                            max_length, batch_size)
+                                            max_length, batch_size, precision)
     perturbed, _ = pooled_hidden_states(model, tokenizer, [p.perturbed for p in pairs], noise_std, seed,
-                                        max_length, batch_size)
+                                        max_length, batch_size, precision)
     distance = (perturbed - clean).norm(dim=-1) / clean.norm(dim=-1).clamp_min(1e-12)
     solver = {}
     for layer in residuals[0] if residuals else {}:
-        runs = [r[layer] for r in residuals if r[layer]]
-        if not runs:  # an EX layer (or K = 0): no solve, no residual
+        solves = [r[layer] for r in residuals if r[layer]]
+        if not solves:  # an EX layer (or K = 0): no solve, no residual
             continue
-        solver[layer] = {"start": sum(r[0] for r in runs) / len(runs), "end": sum(r[-1] for r in runs) / len(runs)}
+        solver[layer] = {"start": sum(r[0] for r in solves) / len(solves),
+                         "end": sum(r[-1] for r in solves) / len(solves)}
     return {"n_pairs": len(pairs), "distance_mean": distance.mean(dim=1).tolist(),
             "distance_std": distance.std(dim=1).tolist() if len(pairs) > 1 else [0.0] * len(distance),
             "residual": solver}

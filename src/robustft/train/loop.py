@@ -16,19 +16,23 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from robustft import __version__
-from robustft.atomic import atomic_write_json
-from robustft.config import TrainConfig, config_hash
+from robustft import runs, runtime
+from robustft.config import TrainConfig, config_hash, explicit_keys
 from robustft.data.batching import collate, encode, epoch_batches
+from robustft.data.digests import data_digests, model_digests
 from robustft.data.tasks import get_task, load_examples
-from robustft.errors import ConfigError
-from robustft.evaluate.clean import accuracy, autocast
+from robustft.errors import ConfigError, RobustftError
 from robustft.models.factory import load_classifier
+from robustft.models.predict import accuracy
 from robustft.train.checkpoint import load_checkpoint, save_checkpoint
-from robustft.train.objectives.base import TrainContext, build_objective
-from robustft.train.run_folder import describe_run, init_logging
+from robustft.train.objectives.base import OBJECTIVES, TrainContext, build_objective
+from robustft.version import __version__
 
 log = logging.getLogger("robustft.train")
+
+
+class TrainingDiverged(RobustftError):
+    """The loss or the gradient became non-finite: the run stops before a broken model is saved."""
 
 
 def seed_everything(seed: int) -> None:
@@ -37,10 +41,23 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def pick_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+def apply_preset(cfg: TrainConfig) -> dict:
+    """Fill the keys the user did not set from the method's published recipe (e.g. rift-imdb); returns what was
+    applied, which config.json records. Explicit keys (files, --key, or non-default Python values) always win."""
+    build_objective(cfg.method, {})  # imports the registry and checks the name
+    preset = getattr(OBJECTIVES[cfg.method], "preset", None)
+    values = dict(preset(cfg.task)) if preset else {}
+    chosen, applied = explicit_keys(cfg), {}
+    for key, value in values.items():
+        if key == "method_args":
+            extra = {k: v for k, v in value.items() if k not in cfg.method_args}
+            cfg.method_args = {**extra, **cfg.method_args}
+            if extra:
+                applied[key] = extra
+        elif key not in chosen:
+            setattr(cfg, key, value)
+            applied[key] = value
+    return applied
 
 
 def apply_arch(model, cfg: TrainConfig):
@@ -79,29 +96,49 @@ def run_dir_for(cfg: TrainConfig) -> Path:
     return Path("runs") / f"{cfg.task}-{cfg.method}-{cfg.arch}-{config_hash(cfg)[:8]}"
 
 
-def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progress: bool = True) -> Path:
-    """Train, select the best epoch on dev, and return the run folder (see README: 'A run folder')."""
-    cfg.validate()
-    run_dir = run_dir_for(cfg)
-    checkpoint_dir = run_dir / "checkpoint"
-    if run_dir.exists() and any(run_dir.iterdir()) and not resume:
-        if not overwrite:
-            raise ConfigError(
-                f"run folder {run_dir} already exists: pass --resume to continue it, "
-                f"--overwrite to start again, or choose another --output_dir"
-            )
-        shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    init_logging(run_dir)
-    description = describe_run(cfg, run_dir, resume)
-    seed_everything(cfg.seed)
-    device = pick_device(cfg.device)
+def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progress: bool | None = None) -> Path:
+    """Train, select the best epoch on dev, and return the run folder (see README: 'A run folder').
 
+    A finished run of the same config in the folder is reused as it is (nothing is trained again).
+    """
+    cfg.validate()
+    preset = apply_preset(cfg)
+    cfg.validate()
+    if progress is not None:
+        cfg.progress = progress
     task = get_task(cfg.task)
     train_examples = load_examples(
         cfg.task, cfg.train_split, n=cfg.n_train, seed=cfg.data_seed, per_class=cfg.per_class
     )
     dev_examples = load_examples(cfg.task, cfg.dev_split, n=cfg.n_dev, seed=cfg.data_seed)
+    for key, wanted, split in (("n_train", cfg.n_train, cfg.train_split), ("n_dev", cfg.n_dev, cfg.dev_split)):
+        available = len(load_examples(cfg.task, split))
+        if not available:
+            raise ConfigError(f"{key}: {cfg.task}/{split} has no examples")
+        if wanted is not None and wanted > available:
+            raise ConfigError(f"{key}: asked for {wanted} examples but {cfg.task}/{split} has only {available}")
+    inputs = {**data_digests(cfg.task, [cfg.train_split, cfg.dev_split]), **model_digests(cfg.model)}
+    run = runs.open_run(run_dir_for(cfg), cfg, inputs, resume=resume, overwrite=overwrite,
+                        extra={"preset": {"method": cfg.method, "applied": preset}} if preset else None)
+    if run.finished:
+        log.info("%s already holds this finished run: reusing it", run.path)
+        return run.path
+    try:
+        return _train(cfg, run, task, train_examples, dev_examples, resume)
+    finally:
+        run.close()
+        runs.detach_log()
+
+
+def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, resume: bool) -> Path:
+    run_dir = run.path
+    checkpoint_dir = run_dir / "checkpoint"
+    runs.attach_log(run_dir, "train.log")
+    runtime.set_threads(cfg.threads)
+    seed_everything(cfg.seed)
+    device = runtime.pick_device(cfg.device)
+    precision = runtime.resolve_precision(cfg.precision, device)
+    progress = cfg.progress
     if task.note:
         log.info("data note (%s): %s", task.name, task.note)
     log.info(
@@ -110,11 +147,12 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
         cfg.train_split,
         len(dev_examples),
         cfg.dev_split,
-        description["hash"][:12],
+        run.description["hash"][:12],
     )
 
     model, tokenizer = load_classifier(cfg.model, task.label_names)
     model = apply_arch(model, cfg).to(device)
+    log.info("device %s, precision %s (config: %s)", device, precision, cfg.precision)
     objective = build_objective(cfg.method, cfg.method_args)
     objective.setup(
         model, TrainContext(tokenizer=tokenizer, task=task, model_name=cfg.model, run_dir=run_dir, device=device)
@@ -128,6 +166,8 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
     steps_per_epoch = math.ceil(batches_per_epoch / cfg.grad_accum)
     optimizer, scheduler = build_optimizer(modules, cfg, steps_per_epoch * cfg.epochs, objective.module_weight_decay)
     objective.backward_scale = 1.0 / cfg.grad_accum
+    # fp16 (CUDA without bf16) needs loss scaling; bf16 and fp32 do not
+    scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
 
     state = {"epoch": 0, "batch": 0, "step": 0, "best": None, "history": [], "train_time_s": 0.0, "examples": 0}
     if resume and checkpoint_dir.exists():
@@ -153,17 +193,25 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
         started = time.perf_counter()
         for b in range(state["batch"], len(order)):
             batch = collate([items[i] for i in order[b]], tokenizer.pad_token_id, pad_to)
-            batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
-            with autocast(device, cfg.bf16):
+            batch = runtime.to_device(batch, device)
+            with runtime.autocast(device, precision):
                 loss, logs = objective.loss(model, batch)
-            (loss / cfg.grad_accum).backward()
+            if not torch.isfinite(loss):
+                raise TrainingDiverged(f"epoch {epoch + 1} batch {b + 1}: the training loss is {loss.item()}; the run "
+                                       f"stops (lower lr, check the data); the best model so far is kept")
+            scaler.scale(loss / cfg.grad_accum).backward()
             state["examples"] += len(order[b])
             bar.update(1)
             if (b + 1) % cfg.grad_accum and b + 1 < len(order):
                 continue
             params = [p for m in modules.values() for p in m.parameters() if p.requires_grad]
+            scaler.unscale_(optimizer)
             grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
-            optimizer.step()
+            if not torch.isfinite(grad_norm) and not scaler.is_enabled():
+                raise TrainingDiverged(f"epoch {epoch + 1} step {state['step'] + 1}: the gradient norm is "
+                                       f"{grad_norm.item()}; the run stops before the weights are damaged")
+            scaler.step(optimizer)
+            scaler.update()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             state["step"] += 1
@@ -186,9 +234,8 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
         bar.close()
         state["train_time_s"] += time.perf_counter() - started
 
-        dev = accuracy(
-            model, tokenizer, dev_examples, max_length=cfg.max_length, batch_size=cfg.eval_batch_size, bf16=cfg.bf16
-        )
+        dev = accuracy(model, tokenizer, dev_examples, max_length=cfg.max_length, batch_size=cfg.eval_batch_size,
+                       precision=precision)
         model.train()
         record = {"epoch": epoch + 1, "step": state["step"], **{f"dev_{k}": v for k, v in dev.items()}}
         state["history"].append(record)
@@ -209,6 +256,8 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
         "n_train": len(train_examples),
         "n_dev": len(dev_examples),
         "robustft": __version__,
+        "device": str(device),
+        "precision": precision,
     }
     if cfg.arch != "plain":
         from robustft.models.im import im_stats
@@ -217,7 +266,7 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
         metrics["im_solver"] = im_stats(model)
         diverged = sum(layer["diverged"] for layer in metrics["im_solver"].values())
         log.info("IM solver: %d diverged solves fell back to the explicit step in this process", diverged)
-    atomic_write_json(run_dir / "metrics.json", metrics)
+    run.write_metrics(metrics, complete=True)
     log.info(
         "done: best dev accuracy %.4f at epoch %d; run folder %s",
         state["best"]["dev_accuracy"],

@@ -37,7 +37,8 @@ class MaskedLMPseudoLogLikelihood:
     def score(self, texts: list[str]) -> np.ndarray:
         from robustft.models.mlm import pseudo_log_likelihood
 
-        return np.array(pseudo_log_likelihood(self.mlm, self.tokenizer, texts, batch_size=self.batch_size, bf16=False),
+        return np.array(pseudo_log_likelihood(self.mlm, self.tokenizer, texts, batch_size=self.batch_size,
+                                              precision="fp32"),
                         dtype=np.float64)
 
 

@@ -1,0 +1,78 @@
+"""`robustft attack` / `robustft.attack(cfg)`: attack a classifier with a recipe on a seeded sample of a task split,
+streaming per-example records into a run folder. A model from a training run inherits that run's max_length and
+precision unless overridden; what was inherited is recorded in config.json."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+
+from robustft import resources, runs, runtime
+from robustft.attacks.recipes import build_attack
+from robustft.attacks.results import format_summary
+from robustft.attacks.runner import run_attack
+from robustft.attacks.victim import Victim
+from robustft.config import AttackConfig, config_hash
+from robustft.data.digests import data_digests, model_digests
+from robustft.data.tasks import get_task, load_examples
+from robustft.errors import RobustftError
+from robustft.models.factory import load_classifier
+from robustft.models.predict import check_labels
+
+log = logging.getLogger("robustft.attacks")
+
+NEEDS_MLM = ("bert-attack", "genetic")
+
+
+class AllExamplesErrored(RobustftError):
+    """Every attacked example ended as an error record: the run produced no number."""
+
+
+def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> dict:
+    """Run the attack; returns metrics.json's content (a finished run of the same config is reused)."""
+    cfg = dataclasses.replace(cfg, recipe_args=dict(cfg.recipe_args)).validate()
+    task = get_task(cfg.task)
+    cfg.split = cfg.split or ("test" if "test" in task.splits else "dev")
+    resolved = runs.resolve(cfg.model)
+    cfg, inherited = runs.inherit(cfg, resolved, {"max_length": None, "precision": "auto"})
+    out = Path(cfg.output_dir) if cfg.output_dir else runs.default_output(
+        resolved, "attack", cfg.recipe, cfg.protocol, cfg.task, cfg.split, f"n{cfg.n}", f"s{cfg.seed}")
+    examples = load_examples(cfg.task, cfg.split, n=cfg.n, seed=cfg.seed)
+    runtime.set_threads(cfg.threads)
+    device = runtime.pick_device(cfg.device)
+    model, tokenizer = load_classifier(resolved.model)
+    check_labels(model, task)
+    model.to(device).eval()
+    victim = Victim(model, tokenizer, task, max_length=cfg.max_length, batch_size=cfg.batch_size,
+                    bf16=runtime.resolve_precision(cfg.precision, device) == "bf16")
+    settings = dict(cfg.recipe_args)
+    if cfg.query_budget is not None:
+        settings["query_budget"] = cfg.query_budget
+    mlm = None
+    if cfg.recipe in NEEDS_MLM and settings.get("lm_scorer", 1) is not None:
+        from robustft.models.mlm import load_masked_lm
+
+        mlm = load_masked_lm(cfg.mlm)
+        mlm[0].to(device)
+    built = build_attack(cfg.recipe, victim, cfg.protocol, settings, mlm=mlm)
+    inputs = {**data_digests(cfg.task, [cfg.split]), **model_digests(resolved.model),
+              **{f"resource/{name}": resources.file_sha256(path) for name, path in built.resources().items()},
+              "attack/config": config_hash(built.config()), "examples": config_hash([e.id for e in examples])}
+    extra = {"model_run": runs.model_run_record(resolved), "inherited": inherited, "attack": built.config(),
+             "recipe": cfg.recipe, "examples": [e.id for e in examples],
+             "mlm": getattr(mlm[0], "mlm_source", cfg.mlm) if mlm else None}
+    with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra) as run:
+        if run.finished:
+            return run.metrics()
+        runs.attach_log(run.path, "attack.log")
+        try:
+            records, summary = run_attack(built, examples, run, seed=cfg.seed, progress=cfg.progress,
+                                          first=cfg.first)
+        finally:
+            runs.detach_log()
+    log.info("%s\nrun folder: %s", format_summary(summary), out)
+    if records and summary["num_errors"] == len(records):
+        raise AllExamplesErrored(f"all {len(records)} examples ended in errors (see {out}/attack.log); no "
+                                 f"number was produced")
+    return summary

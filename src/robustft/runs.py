@@ -1,0 +1,327 @@
+"""The run-folder protocol of every verb (train, eval, attack, probe, bench).
+
+A run folder holds `config.json` (the verb, its full config, a stable hash of the settings and inputs, code and
+library versions, sha256 of every data file, model file and resource used), `metrics.json` (with `complete`),
+`examples.jsonl` where the verb has examples (one line per example, appended and fsync'd as each finishes) and a
+log. `open_run` is the one gate: it refuses to write into a folder robustft did not create or that holds another
+verb's run, continues (`resume`) only with the same settings and inputs and names what changed, reuses a finished
+run of the same config, deletes (`overwrite`) only a robustft run of the same verb, and locks the folder so that
+two processes never write into it together.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import fcntl
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robustft.atomic import atomic_write_json, atomic_write_text
+from robustft.config import config_hash, hashed_settings
+from robustft.errors import ConfigError
+from robustft.version import __version__
+
+log = logging.getLogger("robustft.runs")
+
+MARK = "robustft_run"
+CONFIG, METRICS, EXAMPLES, LOCK = "config.json", "metrics.json", "examples.jsonl", ".lock"
+
+
+def code_version() -> dict:
+    import torch
+    import transformers
+
+    commit = None
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                                cwd=Path(__file__).parent).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {"robustft": __version__, "git_commit": commit, "torch": torch.__version__,
+            "transformers": transformers.__version__, "python": sys.version.split()[0]}
+
+
+def read_description(path: Path) -> dict | None:
+    """The config.json of a robustft run folder (None when there is none, or it is not robustft's)."""
+    try:
+        data = json.loads((Path(path) / CONFIG).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    if MARK not in data:  # folders written before the mark: train runs had config+hash, attacks a recipe
+        if "recipe" in data and "hash" in data:
+            return {**data, "verb": "attack"}
+        if isinstance(data.get("config"), dict) and "hash" in data:
+            return {**data, "verb": "train"}
+        return None
+    return data
+
+
+def read_metrics(path: Path) -> dict | None:
+    try:
+        return json.loads((Path(path) / METRICS).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+def is_finished(path: Path) -> bool:
+    metrics = read_metrics(path)
+    return bool(metrics and metrics.get("complete"))
+
+
+@dataclass
+class Run:
+    """An open run folder (locked until `close`)."""
+
+    path: Path
+    verb: str
+    description: dict
+    finished: bool = False  # a finished run of the same config was found: nothing to compute
+    _lock: Any = field(default=None, repr=False)
+
+    @property
+    def config(self) -> dict:
+        return self.description["config"]
+
+    def records(self) -> list[dict]:
+        return load_records(self.path / EXAMPLES)
+
+    def append(self, record: dict) -> None:
+        """Append one per-example record and make it durable before returning."""
+        with open(self.path / EXAMPLES, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record, sort_keys=True, default=str) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def write_records(self, records: list[dict]) -> None:
+        atomic_write_text(self.path / EXAMPLES,
+                          "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in records))
+
+    def write_metrics(self, metrics: dict, complete: bool = True) -> dict:
+        metrics = {**metrics, "complete": complete}
+        atomic_write_json(self.path / METRICS, metrics)
+        return metrics
+
+    def metrics(self) -> dict | None:
+        return read_metrics(self.path)
+
+    def close(self) -> None:
+        if self._lock is not None:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            self._lock.close()
+            self._lock = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def describe(cfg, inputs: dict[str, str], extra: dict | None = None) -> dict:
+    """What config.json holds for `cfg` run on `inputs` (name -> sha256 of every file read)."""
+    return {
+        MARK: 1,
+        "verb": cfg.verb,
+        "config": dataclasses.asdict(cfg),
+        "hash": run_hash(cfg, inputs),
+        "inputs": dict(sorted(inputs.items())),
+        "versions": code_version(),
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        **(extra or {}),
+    }
+
+
+def run_hash(cfg, inputs: dict[str, str]) -> str:
+    return config_hash({"settings": hashed_settings(cfg), "inputs": dict(sorted(inputs.items()))})
+
+
+def open_run(path: str | Path, cfg, inputs: dict[str, str], *, resume: bool = False, overwrite: bool = False,
+             extra: dict | None = None) -> Run:
+    """Create, continue, reuse or (with `overwrite`) restart the run folder of `cfg`; see the module docstring."""
+    path = Path(path)
+    description = describe(cfg, inputs, extra)
+    saved = read_description(path) if path.exists() else None
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"output_dir: {path} is a file, not a folder")
+    if path.is_dir() and any(p.name != LOCK for p in path.iterdir()):
+        if saved is None:
+            raise ConfigError(f"output_dir: {path} is not empty and is not a robustft run folder: refusing to write "
+                              f"into it; choose another folder")
+        if saved.get("verb") != cfg.verb:
+            raise ConfigError(f"output_dir: {path} holds a robustft {saved.get('verb')} run, not a {cfg.verb} run: "
+                              f"refusing to write into it; choose another folder")
+        same = saved.get("hash") == description["hash"]
+        if overwrite:
+            delete_run(path, cfg.verb)
+        elif same and is_finished(path) and not resume:
+            return Run(path, cfg.verb, saved, finished=True)
+        elif not resume:
+            what = "a finished run with other settings" if is_finished(path) else "an unfinished run"
+            raise ConfigError(f"output_dir: {path} already holds {what} ({differences(saved, description)}); pass "
+                              f"--resume to continue it, --overwrite to start again, or choose another folder")
+        elif not same:
+            raise ConfigError(f"cannot resume {path}: {differences(saved, description)}; resume with the same "
+                              f"settings and inputs, or --overwrite")
+    path.mkdir(parents=True, exist_ok=True)
+    lock = _lock(path)
+    if resume and saved is not None and saved.get("hash") == description["hash"]:
+        description = {**saved, **{k: v for k, v in description.items() if k in ("versions",)}}
+    atomic_write_json(path / CONFIG, description)
+    return Run(path, cfg.verb, description, finished=False, _lock=lock)
+
+
+def differences(saved: dict, new: dict) -> str:
+    """'settings changed: a, b; inputs changed: f' between two descriptions."""
+    old_cfg, new_cfg = saved.get("config", {}), new.get("config", {})
+    settings = sorted(k for k in set(old_cfg) | set(new_cfg) if old_cfg.get(k) != new_cfg.get(k))
+    old_in, new_in = saved.get("inputs", {}), new.get("inputs", {})
+    files = sorted(k for k in set(old_in) | set(new_in) if old_in.get(k) != new_in.get(k))
+    parts = ([f"settings changed: {', '.join(settings)}"] if settings else []) + (
+        [f"inputs changed: {', '.join(files)}"] if files else [])
+    return "; ".join(parts) or "its hash differs (written by another robustft version)"
+
+
+def _lock(path: Path):
+    handle = open(path / LOCK, "a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        owner = handle.read().strip() or "unknown"
+        handle.close()
+        raise ConfigError(f"{path} is in use by another robustft process (pid {owner}); wait for it to finish or "
+                          f"choose another folder") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
+
+
+def delete_run(path: Path, verb: str) -> None:
+    """Delete a run folder, but only a robustft run of `verb`, and never ., ~, / or a parent of the working dir."""
+    resolved = path.resolve()
+    protected = {Path("/").resolve(), Path.home().resolve(), *Path.cwd().resolve().parents, Path.cwd().resolve()}
+    if resolved in protected:
+        raise ConfigError(f"output_dir: refusing to delete {path} ({resolved}): it is /, your home, the working "
+                          f"directory or one of its parents")
+    saved = read_description(path)
+    if saved is None or saved.get("verb") != verb:
+        raise ConfigError(f"output_dir: refusing to delete {path}: it is not a robustft {verb} run")
+    shutil.rmtree(path)
+
+
+def load_records(path: Path) -> list[dict]:
+    """The good records of a JSONL file, the latest per example index.
+
+    A corrupt line (a torn last line from a crash, or damage in the middle) is dropped with a warning naming its line,
+    the good records around it are kept, and the file is rewritten without it, so the example is simply redone.
+    """
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    lines = raw.split(b"\n")
+    complete, tail = lines[:-1], lines[-1]
+    records, bad = [], []
+    for number, line in enumerate(complete, 1):
+        try:
+            record = json.loads(line.decode("utf-8"))
+            if not isinstance(record, dict):
+                raise ValueError("not an object")
+            records.append(record)
+        except (ValueError, UnicodeDecodeError):
+            bad.append(number)
+    if tail.strip():
+        bad.append(len(complete) + 1)
+    if bad:
+        log.warning("%s: dropped %d corrupt line(s) (line %s); kept %d good records; those examples are redone",
+                    path, len(bad), ", ".join(map(str, bad[:10])), len(records))
+        atomic_write_text(path, "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in records))
+    latest = {}
+    for record in records:
+        latest[record.get("index", len(latest))] = record
+    return [latest[i] for i in sorted(latest)]
+
+
+@dataclass
+class Resolved:
+    """A model reference with, when it came from a training run folder, that run's config."""
+
+    model: str
+    train_config: dict | None = None
+    run_path: Path | None = None
+
+
+def resolve(path: str | Path) -> Resolved:
+    """A run folder means its best/ model and its training config; a model folder inside a run (…/best) finds its
+    run too; anything else is a model reference (alias, folder, hub name)."""
+    candidate = Path(path)
+    for run in (candidate, candidate.parent):
+        saved = read_description(run) if (run / CONFIG).exists() else None
+        if saved and saved.get("verb") == "train" and (run / "best" / CONFIG).exists():
+            if run == candidate or candidate.name == "best":
+                return Resolved(str(run / "best"), saved["config"], run)
+    return Resolved(str(path))
+
+
+def inherit(cfg, resolved: Resolved, defaults: dict):
+    """`cfg` with its unset (None) keys taken from the training run, else from `defaults`; and what was taken."""
+    inherited, train = {}, resolved.train_config or {}
+    for key, default in defaults.items():
+        if getattr(cfg, key) is None:
+            value = train.get(key, default)
+            if key == "precision" and value is None:
+                value = "bf16" if train.get("bf16", True) else "fp32"  # runs written before `precision`
+            setattr(cfg, key, value)
+            inherited[key] = {"value": value, "from": "training run" if key in train else "default"}
+    return cfg, inherited
+
+
+def model_run_record(resolved: Resolved) -> dict | None:
+    if resolved.run_path is None:
+        return None
+    return {"path": str(resolved.run_path), "config": resolved.train_config}
+
+
+def default_output(resolved: Resolved, *parts) -> Path:
+    name = "-".join(str(p) for p in parts if p not in (None, ""))
+    if resolved.run_path is not None:
+        return resolved.run_path / name
+    return Path("runs") / f"{Path(resolved.model.rstrip('/')).name or 'model'}-{name}"
+
+
+def attach_log(path: Path, name: str) -> None:
+    """Log robustft's records to <run>/<name> (appended across resumes) and to the console."""
+    logger = logging.getLogger("robustft")
+    logger.setLevel(logging.INFO)
+    for handler in list(logger.handlers):
+        if getattr(handler, "_robustft_run", False):
+            logger.removeHandler(handler)
+            handler.close()
+    file_handler = logging.FileHandler(Path(path) / name, encoding="utf-8")
+    file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    file_handler._robustft_run = True
+    logger.addHandler(file_handler)
+    if not any(isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
+               for h in logger.handlers):
+        console = logging.StreamHandler()
+        console.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(console)
+
+
+def detach_log() -> None:
+    logger = logging.getLogger("robustft")
+    for handler in list(logger.handlers):
+        if getattr(handler, "_robustft_run", False):
+            logger.removeHandler(handler)
+            handler.close()
