@@ -10,11 +10,12 @@ import json
 import os
 import sys
 import warnings
+from pathlib import Path
 
 from robustft.errors import ConfigError, RobustftError
 
 # Subcommands other parts of the package contribute: each module has add_parser(subparsers).
-PLUGIN_COMMANDS = ("robustft.report.command", "robustft.bench.command")
+PLUGIN_COMMANDS = ("robustft.report.command",)
 
 VERBS = {
     "train": ("fine-tune a model with a method", "robustft.train.loop:train", """examples:
@@ -91,6 +92,43 @@ def summary_line(verb: str, result) -> str:
     return json.dumps(result, indent=2)
 
 
+BENCH_HELP = """Train every method x task x size x seed cell, then evaluate and attack each model on identical examples;
+every job is a run folder under <output_dir>/cells/ (finished ones are reused, interrupted ones resume), then the
+report (Markdown, JSON, PNG, HTML) is built from the run folders. PRESET is one of {presets}, or a YAML/JSON file.
+
+examples:
+  robustft bench quick                                   the main job (~10 minutes on 2 CPU cores)
+  robustft bench advglue --list                          the jobs, their status and expected minutes
+  robustft bench lowresource --only 'im-bert/*'          only the IM-BERT cells (and their evaluations)
+  robustft bench rift --sizes [2000] --train.epochs 2    the RIFT protocol, smaller
+
+keys:
+{keys}"""
+
+
+def cmd_bench(args) -> int:
+    from robustft.bench.presets import PRESETS
+    from robustft.bench.run import bench
+    from robustft.config import BenchConfig, build_config, read_config_file
+
+    if args.spec in PRESETS:
+        base = (args.spec, PRESETS[args.spec])
+    else:
+        base = (args.spec, {"name": os.path.splitext(os.path.basename(args.spec))[0], **read_config_file(args.spec)})
+    cfg = build_config(BenchConfig, [], split_overrides(args.extra), base=base)
+    result = bench(cfg, only=args.only, list_only=args.list, overwrite=args.overwrite)
+    if args.list:
+        return 0
+    if result["folders"]:
+        from robustft.bench.matrix import bench_dir
+        from robustft.report import build_report
+
+        out = build_report([Path(f) for f in result["folders"]], bench_dir(cfg) / "report", baseline=cfg.baseline)
+        print(out["markdown"])
+        print(f"report: {out['html']}")
+    return 0
+
+
 def cmd_resources(args) -> int:
     from robustft.models.resource_check import check_all
 
@@ -131,6 +169,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--resume", action="store_true", help="continue the run in the output folder")
         p.add_argument("--overwrite", action="store_true", help="delete the run in the output folder first")
         p.set_defaults(func=call_verb, takes_overrides=True)
+
+    from robustft.bench.presets import PRESETS
+
+    p = sub.add_parser("bench", help="a method x task x size x seed matrix, evaluated and attacked, with a report",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description=BENCH_HELP.format(presets=", ".join(PRESETS),
+                                                     keys=describe_keys(VERB_CONFIGS["bench"])))
+    p.add_argument("spec", metavar="PRESET|CONFIG", help="a preset name or a YAML/JSON bench config")
+    p.add_argument("--list", action="store_true", help="list the jobs with their status and expected minutes")
+    p.add_argument("--only", help="run only the jobs whose id matches this glob (see --list)")
+    p.add_argument("--overwrite", action="store_true", help="delete and redo the selected jobs")
+    p.set_defaults(func=cmd_bench, takes_overrides=True)
 
     p = sub.add_parser("resources", help="where data, models and lexical resources are found")
     p.add_argument("action", choices=["check"])

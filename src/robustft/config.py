@@ -52,7 +52,7 @@ class TrainConfig(RunSettings):
 
     verb: ClassVar[str] = "train"
     not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress",
-                                                      "checkpoint_every", "checkpoint_every_s", "log_every"})
+                                                      "checkpoint_every", "checkpoint_every_s", "log_every", "label"})
 
     model: str = setting("minilm", "alias, local folder or hub name")
     task: str = setting("sst2", "task name (robustft methods lists them)")
@@ -85,6 +85,7 @@ class TrainConfig(RunSettings):
     threads: int | None = setting(None, "torch CPU threads", min=1)
     progress: bool = setting(True, "progress bars")
     output_dir: str | None = setting(None, "run folder (default runs/<task>-<method>-<arch>-<hash8>)")
+    label: str | None = setting(None, "the model's name in reports (default <arch>+<method>)")
 
     def validate(self):
         validate(self)
@@ -174,7 +175,35 @@ class ProbeConfig(RunSettings):
     output_dir: str | None = setting("probe", "run folder for probe.json and probe.png")
 
 
-VERB_CONFIGS = {c.verb: c for c in (TrainConfig, EvalConfig, AttackConfig, ProbeConfig)}
+@dataclass
+class BenchConfig(RunSettings):
+    """A matrix of methods x tasks x training sizes x seeds, each trained model then evaluated (clean, AdvGLUE,
+    attacks) on identical examples with identical constraints. Every cell is a run folder."""
+
+    verb: ClassVar[str] = "bench"
+
+    name: str = setting("custom", "name of the bench (a preset's name)")
+    model: str = setting("minilm", "backbone of every cell")
+    tasks: list[str] = setting(help="tasks trained and evaluated (each with its own cells)", factory=lambda: ["sst2"])
+    methods: dict[str, dict] = setting(help="label -> {arch, method, im, method_args, any train key}",
+                                       factory=dict)
+    baseline: str = setting("bert", "the method label every other one is compared with (paired)")
+    seeds: list[int] = setting(help="training seeds", factory=lambda: [0])
+    sizes: list[Any] = setting(help="training sizes: null (the whole train_split), an int (seeded n_train) or "
+                               "'kshotS' (16 per class, sample S)", factory=lambda: [None])
+    train: dict[str, Any] = setting(help="train keys shared by every cell (epochs, max_length, ...)", factory=dict)
+    evals: list[dict] = setting(help="[{task, split, n}] clean evaluations; task '{task}' is the cell's task, "
+                                "'advglue' every AdvGLUE split of it", factory=list)
+    attacks: list[dict] = setting(help="[{recipe, task, split, n, seed, protocol, recipe_args}] attacks of every "
+                                  "trained model", factory=list)
+    precision: str = setting("auto", "precision of every cell", choices=PRECISIONS)
+    device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
+    threads: int | None = setting(None, "torch CPU threads", min=1)
+    progress: bool = setting(True, "progress bars")
+    output_dir: str | None = setting(None, "bench folder (default runs/bench/<name>)")
+
+
+VERB_CONFIGS = {c.verb: c for c in (TrainConfig, EvalConfig, AttackConfig, ProbeConfig, BenchConfig)}
 
 # Old flags -> (new key, how the value changes). They still work, with a warning.
 LEGACY = {
@@ -268,6 +297,7 @@ def apply_overrides(cfg, values: dict[str, Any] | list[tuple[str, Any]], source:
 
     A repeated key of a list field (`--models a --models b`) appends; of any other field, the last one wins."""
     fields = {f.name: f for f in dataclasses.fields(cfg)}
+    lists_seen: set[str] = set()
     for raw_key, raw_value in values.items() if isinstance(values, dict) else values:
         key, value = _legacy(raw_key, raw_value, fields, source)
         head, _, rest = key.partition(".")
@@ -285,7 +315,9 @@ def apply_overrides(cfg, values: dict[str, Any] | list[tuple[str, Any]], source:
                 raise ConfigError(f"{source}: '{head}' expects a mapping, got {value!r}")
             current.update(value)
         elif isinstance(current, list):
-            current.extend(value if isinstance(value, list) else [value])
+            items = value if isinstance(value, list) else [value]
+            setattr(cfg, head, (current if head in lists_seen else []) + items)
+            lists_seen.add(head)
         else:
             setattr(cfg, head, _coerce(head, value, fields[head], source))
     return cfg
@@ -323,12 +355,15 @@ def parse_pairs(overrides: list[str]) -> list[tuple[str, Any]]:
     return pairs
 
 
-def build_config(cls, files: list[str] = (), overrides: list[str] = ()):
-    """A validated config from defaults, then each file in order, then `key=value` overrides.
+def build_config(cls, files: list[str] = (), overrides: list[str] = (), base: tuple[str, dict] | None = None):
+    """A validated config from defaults, then `base` (a preset: its name and values), then each file in order,
+    then `key=value` overrides.
 
     The keys set by a file or an override are kept in `cfg.explicit_keys` (a method preset fills only the others).
     """
     cfg, explicit = cls(), set()
+    if base is not None:
+        apply_overrides(cfg, base[1], source=f"preset {base[0]}", explicit=explicit)
     for path in files:
         apply_overrides(cfg, read_config_file(path), source=str(path), explicit=explicit)
     apply_overrides(cfg, parse_pairs(list(overrides)), source="command line", explicit=explicit)

@@ -5,8 +5,8 @@ library versions, sha256 of every data file, model file and resource used), `met
 `examples.jsonl` where the verb has examples (one line per example, appended and fsync'd as each finishes) and a
 log. `open_run` is the one gate: it refuses to write into a folder robustft did not create or that holds another
 verb's run, continues (`resume`) only with the same settings and inputs and names what changed, reuses a finished
-run of the same config, deletes (`overwrite`) only a robustft run of the same verb, and locks the folder so that
-two processes never write into it together.
+run of the same config (resume or not), deletes (`overwrite`) only a robustft run of the same verb, and locks the
+folder so that two processes never write into it together.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def open_run(path: str | Path, cfg, inputs: dict[str, str], *, resume: bool = Fa
         same = saved.get("hash") == description["hash"]
         if overwrite:
             delete_run(path, cfg.verb)
-        elif same and is_finished(path) and not resume:
+        elif same and is_finished(path):
             return Run(path, cfg.verb, saved, finished=True)
         elif not resume:
             what = "a finished run with other settings" if is_finished(path) else "an unfinished run"

@@ -1,0 +1,125 @@
+"""A bench config expanded into its jobs: one training run per (method, task, size, seed) cell, then that model's
+evaluations and attacks. Every job is a run folder under <bench>/cells/<cell>/ with a stable id to list, filter
+and run one at a time."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from robustft.config import AttackConfig, BenchConfig, EvalConfig, TrainConfig, apply_overrides
+from robustft.errors import ConfigError
+
+ADVGLUE_SPLITS = {"sst2": ["advglue-sst2"], "qqp": ["advglue-qqp"], "qnli": ["advglue-qnli"],
+                  "rte": ["advglue-rte"], "mnli": ["advglue-mnli", "advglue-mnli-mm"]}
+
+
+@dataclass
+class Job:
+    id: str  # e.g. "bert/sst2/n1000/s0", "bert/sst2/n1000/s0 eval advglue-sst2/dev"
+    kind: str  # train | eval | attack
+    config: Any  # the verb's config, output_dir set
+    cell: str  # the id of the training job whose model it uses
+    method: str
+    task: str
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.config.output_dir)
+
+
+def bench_dir(cfg: BenchConfig) -> Path:
+    return Path(cfg.output_dir or Path("runs") / "bench" / cfg.name)
+
+
+def size_settings(size) -> tuple[str, dict]:
+    """A size entry -> (its tag in ids, the train keys it sets)."""
+    if size is None:
+        return "all", {}
+    if isinstance(size, int):
+        return f"n{size}", {"n_train": size}
+    if isinstance(size, str) and size.startswith("kshot"):
+        return size, {"train_split": f"{size}-train", "dev_split": f"{size}-dev"}
+    if size == "subset":
+        return "subset", {"train_split": "subset-train"}
+    raise ConfigError(f"sizes: '{size}' is not null, a number, 'subset' or 'kshotS'")
+
+
+def fill(value, task: str):
+    """'{task}' in any string of a (nested) setting becomes the cell's task."""
+    if isinstance(value, str):
+        return value.replace("{task}", task)
+    if isinstance(value, dict):
+        return {k: fill(v, task) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill(v, task) for v in value]
+    return value
+
+
+def shared(cfg: BenchConfig) -> dict:
+    return {"precision": cfg.precision, "device": cfg.device, "threads": cfg.threads, "progress": cfg.progress}
+
+
+def train_job(cfg: BenchConfig, label: str, spec: dict, task: str, size, seed: int) -> Job:
+    tag, sized = size_settings(size)
+    cell = f"{label}/{task}/{tag}/s{seed}"
+    folder = bench_dir(cfg) / "cells" / cell.replace("/", "-")
+    values = {"model": cfg.model, "task": task, "seed": seed, **shared(cfg), **copy.deepcopy(cfg.train), **sized,
+              **fill(copy.deepcopy(spec), task), "output_dir": str(folder), "label": label}
+    explicit: set[str] = set()
+    train = apply_overrides(TrainConfig(), values, source=f"bench cell {cell}", explicit=explicit)
+    train.explicit_keys = explicit  # a method's published preset fills only what the bench leaves unset
+    return Job(cell, "train", train.validate(), cell, label, task)
+
+
+def eval_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
+    jobs = []
+    for spec in cfg.evals:
+        spec = dict(spec)
+        names = ADVGLUE_SPLITS.get(trained.task, []) if spec.pop("advglue", False) else [
+            fill(spec.pop("task", "{task}"), trained.task)]
+        for name in names:
+            split = spec.get("split", "dev")
+            n = spec.get("n")
+            folder = trained.folder / "-".join(["eval", name, split] + ([f"n{n}"] if n else []))
+            ev = EvalConfig(model=str(trained.folder), task=name, split=split, n=n, seed=spec.get("seed", 0),
+                            output_dir=str(folder), **shared(cfg)).validate()
+            jobs.append(Job(f"{trained.id} eval {name}/{split}" + (f"/n{n}" if n else ""), "eval", ev, trained.id,
+                            trained.method, trained.task))
+    return jobs
+
+
+def attack_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
+    jobs = []
+    for spec in cfg.attacks:
+        spec = fill(dict(spec), trained.task)
+        task = spec.pop("task", trained.task)
+        values = {"model": str(trained.folder), "task": task, **shared(cfg), **spec}
+        attack = apply_overrides(AttackConfig(), values, source=f"bench attack {spec}")
+        name = "-".join(str(p) for p in ["attack", attack.recipe, attack.protocol, task, attack.split,
+                                          f"n{attack.n}", f"s{attack.seed}"] if p)
+        attack.output_dir = str(trained.folder / name)
+        jobs.append(Job(f"{trained.id} attack {attack.recipe}/{task}/{attack.split}/n{attack.n}", "attack",
+                        attack.validate(), trained.id, trained.method, trained.task))
+    return jobs
+
+
+def expand(cfg: BenchConfig) -> list[Job]:
+    """Every job of the bench, each training job followed by the jobs that use its model."""
+    if not cfg.methods:
+        raise ConfigError("methods: a bench needs at least one method (label: {arch, method, ...})")
+    if cfg.baseline not in cfg.methods:
+        raise ConfigError(f"baseline: '{cfg.baseline}' is not one of the methods {', '.join(cfg.methods)}")
+    jobs = []
+    for task in cfg.tasks:
+        for size in cfg.sizes:
+            for seed in cfg.seeds:
+                for label, spec in cfg.methods.items():
+                    trained = train_job(cfg, label, spec or {}, task, size, seed)
+                    jobs += [trained, *eval_jobs(cfg, trained), *attack_jobs(cfg, trained)]
+    ids = [j.id for j in jobs]
+    if len(set(ids)) != len(ids):
+        raise ConfigError("two jobs of this bench have the same id: give every method a distinct label")
+    return jobs

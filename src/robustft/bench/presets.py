@@ -1,0 +1,60 @@
+"""The bench presets: each a set of BenchConfig values. Every choice of a method's setting here comes from its
+paper, its released code or our own dev-set/probe screening, never from an attack or AdvGLUE set."""
+
+from __future__ import annotations
+
+# IM-BERT as in robustft.models.im_settings defaults (K 2, eta 0.01, increment form), on every layer.
+IM = {"arch": "im", "im": {"layers": "all"}}
+
+PRESETS: dict[str, dict] = {
+    # The main job: small enough for 2 CPU cores in well under 15 minutes.
+    "quick": {
+        "name": "quick",
+        "tasks": ["sst2"],
+        "methods": {"bert": {}, "im-bert": IM, "rift": {"method": "rift"}},
+        "seeds": [0],
+        "sizes": [1000],
+        "train": {"epochs": 3, "max_length": 64, "n_dev": 500},
+        "evals": [{"task": "{task}", "split": "dev"}, {"advglue": True}],
+        "attacks": [{"recipe": "textfooler", "split": "dev", "n": 200, "seed": 0}],
+    },
+    # AdvGLUE, scored officially: fine-tune on each GLUE task's shared subset, evaluate on its AdvGLUE dev split(s).
+    "advglue": {
+        "name": "advglue",
+        "tasks": ["sst2", "qqp", "qnli", "rte", "mnli"],
+        "methods": {"bert": {}, "im-bert": IM},
+        "seeds": [0],
+        "sizes": [None],
+        "train": {"train_split": "subset-train", "epochs": 3, "max_length": 128},
+        "evals": [{"task": "{task}", "split": "dev"}, {"advglue": True}],
+        "attacks": [],
+    },
+    # Low-resource fine-tuning: 16 per class (the kshot samples) and growing subsets, several seeds.
+    "lowresource": {
+        "name": "lowresource",
+        "tasks": ["sst2"],
+        "methods": {"bert": {}, "im-bert": IM},
+        "seeds": [0, 1, 2],
+        "sizes": ["kshot13", "kshot21", "kshot42", "kshot87", "kshot100", 100, 500, 1000, "subset"],
+        "train": {"epochs": 5, "max_length": 64},
+        "evals": [{"task": "{task}", "split": "dev"}, {"advglue": True}],
+        "attacks": [{"recipe": "textfooler", "split": "dev", "n": 200, "seed": 0}],
+    },
+    # The RIFT protocol (Dong et al. 2021): IMDB and SNLI; PWWS and the genetic attack with counter-fitted
+    # neighbours on seeded test examples, and the white-box ASCC attack. The paper's sizes are the defaults;
+    # shrink them with --train.epochs, --sizes, and the attacks' n for a CPU.
+    "rift": {
+        "name": "rift",
+        "tasks": ["imdb", "snli"],
+        "methods": {"bert": {}, "freelbpp": {"method": "freelbpp"}, "ascc": {"method": "ascc"},
+                    "rift": {"method": "rift-{task}"}, "im-rift": {**IM, "method": "rift-{task}"}},
+        "seeds": [0],
+        "sizes": [None],
+        "train": {},
+        "evals": [{"task": "{task}", "split": "test"}],
+        "attacks": [{"recipe": "pwws", "split": "test", "n": 300, "seed": 0,
+                     "recipe_args": {"neighbours": "counterfitted"}},
+                    {"recipe": "genetic", "split": "test", "n": 300, "seed": 0},
+                    {"recipe": "ascc", "split": "test", "n": 300, "seed": 0}],
+    },
+}

@@ -1,0 +1,108 @@
+"""`robustft bench` / `robustft.bench(cfg)`: run (or list) the jobs of a bench, reusing finished run folders and
+resuming interrupted ones, then build the report from the run folders alone.
+
+Jobs can be filtered (`only`, a glob on job ids) and run one at a time, so a bench spreads over sessions,
+processes or machines; every job is its own locked run folder."""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import time
+
+from tqdm.auto import tqdm
+
+from robustft import runs
+from robustft.atomic import atomic_write_json
+from robustft.attacks.run import attack
+from robustft.bench.estimate import job_seconds
+from robustft.bench.matrix import Job, bench_dir, expand
+from robustft.config import BenchConfig
+from robustft.errors import ConfigError, RobustftError
+from robustft.evaluate.run import evaluate
+from robustft.train.loop import train
+
+log = logging.getLogger("robustft.bench")
+
+RUNNERS = {"train": train, "eval": evaluate, "attack": attack}
+
+
+def status(job: Job) -> str:
+    if runs.is_finished(job.folder):
+        return "done"
+    return "partial" if (job.folder / runs.CONFIG).exists() else "todo"
+
+
+def select(jobs: list[Job], only: str | None) -> list[Job]:
+    if not only:
+        return jobs
+    chosen = [j for j in jobs if fnmatch.fnmatch(j.id, only) or fnmatch.fnmatch(j.id, f"*{only}*")]
+    if not chosen:
+        raise ConfigError(f"only: no job id matches '{only}' (list them with --list)")
+    return chosen
+
+
+def describe_jobs(jobs: list[Job]) -> str:
+    lines = [f"{'status':<8} {'~minutes':>8}  job"]
+    for job in jobs:
+        lines.append(f"{status(job):<8} {job_seconds(job) / 60:8.1f}  {job.id}")
+    return "\n".join(lines)
+
+
+def record_bench(cfg: BenchConfig, folder) -> None:
+    """The bench folder's config.json: the latest bench config run in it (each job's folder checks its own
+    settings, so a changed method fails that job by name instead of mixing results). Not locked, so that several
+    processes can run different jobs of one bench."""
+    saved = runs.read_description(folder)
+    if saved is not None and saved.get("verb") != "bench":
+        raise ConfigError(f"output_dir: {folder} holds a robustft {saved.get('verb')} run, not a bench")
+    if folder.exists() and saved is None and any(folder.iterdir()):
+        raise ConfigError(f"output_dir: {folder} is not empty and is not a robustft bench folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(folder / runs.CONFIG, runs.describe(cfg, {}))
+
+
+def bench(cfg: BenchConfig, only: str | None = None, list_only: bool = False, resume: bool = True,
+          overwrite: bool = False) -> dict:
+    """Run every selected job not yet finished (resuming interrupted ones); returns {job id: status} and the
+    finished run folders (`robustft.report` builds the report from them). `overwrite` restarts the selected jobs."""
+    cfg = cfg.validate()
+    jobs = expand(cfg)
+    folder = bench_dir(cfg)
+    chosen = select(jobs, only)
+    if list_only:
+        print(describe_jobs(chosen))
+        return {"jobs": {j.id: status(j) for j in chosen}}
+    record_bench(cfg, folder)
+    todo = [j for j in chosen if status(j) != "done"]
+    expected = sum(job_seconds(j) for j in todo)
+    print(f"bench {cfg.name}: {len(chosen)} jobs, {len(chosen) - len(todo)} already done; expected wall time "
+          f"about {expected / 60:.0f} min on 2 CPU cores with MiniLM (an estimate from benchmarks/results)")
+    started, failed = time.perf_counter(), {}
+    bar = tqdm(total=len(chosen), initial=len(chosen) - len(todo), desc=f"bench {cfg.name}", unit="job",
+               disable=not cfg.progress, position=0)
+    for job in todo:
+        if job.kind != "train" and not runs.is_finished(folder / "cells" / job.cell.replace("/", "-")):
+            failed[job.id] = f"its model ({job.cell}) is not trained yet"
+            bar.update(1)
+            continue
+        bar.set_postfix_str(job.id, refresh=True)
+        try:
+            RUNNERS[job.kind](job.config, resume=not overwrite, overwrite=overwrite)
+        except RobustftError as exc:
+            failed[job.id] = str(exc)
+            log.error("bench job %s failed: %s", job.id, exc)
+        bar.update(1)
+    bar.close()
+    result = {"jobs": {j.id: ("failed: " + failed[j.id]) if j.id in failed else status(j) for j in chosen},
+              "wall_s": round(time.perf_counter() - started, 1), "expected_s": round(expected, 1),
+              "folders": [str(j.folder) for j in jobs if runs.is_finished(j.folder)], "baseline": cfg.baseline}
+    atomic_write_json(folder / runs.METRICS, {**result, "complete": all(status(j) == "done" for j in jobs)})
+    if failed:
+        raise BenchJobsFailed(f"{len(failed)} of {len(chosen)} jobs failed: " + "; ".join(
+            f"{k}: {v}" for k, v in list(failed.items())[:3]) + (" ..." if len(failed) > 3 else ""))
+    return result
+
+
+class BenchJobsFailed(RobustftError):
+    """Some jobs of a bench did not finish; the others are kept and the report covers them."""

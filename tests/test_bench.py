@@ -1,0 +1,59 @@
+"""`robustft bench` on a tiny random BERT: the matrix expands into run folders, finished jobs are reused after an
+interruption, jobs can be listed and run one at a time, and model selection never touches an evaluation set."""
+
+import json
+
+import pytest
+
+from robustft.bench.matrix import expand
+from robustft.bench.presets import PRESETS
+from robustft.bench.run import bench
+from robustft.config import BenchConfig, apply_overrides
+from robustft.errors import ConfigError
+
+
+def tiny_bench(model_dir, out, **kw) -> BenchConfig:
+    values = {"name": "tiny", "model": model_dir, "methods": {"bert": {}, "im": {"arch": "im", "im": {"K": 1}}},
+              "sizes": [32], "seeds": [0], "output_dir": str(out), "progress": False, "threads": 1,
+              "precision": "fp32", "train": {"epochs": 1, "n_dev": 16, "max_length": 32, "batch_size": 16},
+              "evals": [{"task": "{task}", "split": "dev", "n": 16}, {"advglue": True}],
+              "attacks": [{"recipe": "pwws", "split": "dev", "n": 2, "query_budget": 20}], **kw}
+    return apply_overrides(BenchConfig(), values).validate()
+
+
+def test_every_preset_expands_and_never_selects_on_an_evaluation_set():
+    for name, values in PRESETS.items():
+        jobs = expand(apply_overrides(BenchConfig(), values).validate())
+        trains = [j for j in jobs if j.kind == "train"]
+        assert trains and all(not j.config.dev_split.startswith("test") for j in trains), name
+        assert all(not j.config.task.startswith(("advglue", "textfooler")) for j in trains), name
+        assert len({j.id for j in jobs}) == len(jobs)
+
+
+def test_a_bench_killed_mid_matrix_redoes_no_finished_job(tiny_model_dir, tmp_path):
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "b")
+    first = bench(cfg, only="bert/*")  # part of the matrix, as if the process had been stopped there
+    done = {k for k, v in first["jobs"].items() if v == "done"}
+    assert done == {j.id for j in expand(cfg) if j.id.startswith("bert/")}
+    stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "b" / "cells").rglob("metrics.json")}
+    result = bench(cfg)
+    assert all(v == "done" for v in result["jobs"].values()) and len(result["jobs"]) == 8
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # finished jobs were not redone
+    assert json.loads((tmp_path / "b" / "metrics.json").read_text())["complete"] is True
+    cell = tmp_path / "b" / "cells" / "im-sst2-n32-s0"
+    trained = json.loads((cell / "config.json").read_text())["config"]
+    assert (trained["arch"], trained["label"], trained["dev_split"]) == ("im", "im", "dev")
+    assert {p.name for p in cell.iterdir()} >= {"eval-sst2-dev-n16", "eval-advglue-sst2-dev",
+                                                "attack-pwws-sst2-dev-n2-s0"}
+
+
+def test_jobs_are_listed_filtered_and_wait_for_their_model(tiny_model_dir, tmp_path, capsys):
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "b")
+    listed = bench(cfg, list_only=True)
+    assert list(listed["jobs"].values()) == ["todo"] * 8 and "bert/sst2/n32/s0 eval sst2/dev/n16" in listed["jobs"]
+    with pytest.raises(ConfigError, match="no job id matches"):
+        bench(cfg, only="nothing-like-this")
+    from robustft.bench.run import BenchJobsFailed
+
+    with pytest.raises(BenchJobsFailed, match="not trained yet"):
+        bench(cfg, only="*eval advglue*")
