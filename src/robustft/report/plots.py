@@ -12,7 +12,12 @@ KIND_TITLES = {"attack": "Accuracy under attack", "advglue": "AdvGLUE accuracy",
 
 
 def _pyplot():
-    import matplotlib
+    try:
+        import matplotlib
+    except ModuleNotFoundError:
+        from robustft.errors import MissingResource
+
+        raise MissingResource("plots need matplotlib: pip install 'robustft[plots]' (or pass --no-plots)") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
