@@ -204,3 +204,19 @@ def test_headless_check_catches_a_script_error(tmp_path):
     page.write_text('<html><body data-ready="1"><script>undefinedFunction();</script></body></html>')
     errors = check_page(page).errors
     assert any("Uncaught ReferenceError" in e for e in errors)
+
+
+def test_cells_inside_a_bench_run_folder_are_found_and_repeats_counted_once(tmp_path):
+    import shutil
+
+    from report_fixtures import _write, train_config
+
+    bench = _write(tmp_path / "bench", {"verb": "bench", "config": {"preset": "quick"}}, {})
+    labels = [1, 0] * 5
+    write_eval(bench / "cells", "a", train_config(), "sst2", "dev", labels, labels)
+    shutil.copytree(bench / "cells" / "a", bench / "cells" / "b")  # the same measurement again
+    summary = build_report([bench], tmp_path / "out", plots=False, html=False)
+    (ev,) = summary["evaluations"]
+    assert len(ev["rows"]) == 1 and len(ev["rows"][0]["seeds"]) == 1
+    assert ev["duplicates"] == ["bench/cells/b"]
+    assert [r["verb"] for r in summary["runs"]] == ["bench", "eval", "eval"]

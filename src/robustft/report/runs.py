@@ -76,23 +76,19 @@ def is_run_folder(path: Path) -> bool:
 
 
 def find_run_folders(paths: list[Path]) -> list[Path]:
-    """Run folders among `paths` and below them (sorted, each once; a run's own subfolders are not searched)."""
+    """Run folders among `paths` and below them, at any depth (a bench run folder holds its cells), sorted,
+    each once."""
     found: list[Path] = []
     for path in paths:
         path = Path(path)
         if not path.is_dir():
             raise MissingResource(f"{path} is not a folder")
-        if is_run_folder(path):
-            found.append(path)
-            continue
         stack = [path]
         while stack:
             folder = stack.pop()
-            for child in sorted(p for p in folder.iterdir() if p.is_dir()):
-                if is_run_folder(child):
-                    found.append(child)
-                else:
-                    stack.append(child)
+            if is_run_folder(folder):
+                found.append(folder)
+            stack.extend(sorted((p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()), reverse=True))
     unique = sorted({p.resolve() for p in found})
     if not unique:
         raise MissingResource(f"no run folders (config.json with robustft_run) under {', '.join(map(str, paths))}")

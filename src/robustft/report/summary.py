@@ -119,9 +119,14 @@ def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
     out = []
     for ev_key in sorted(groups, key=_sort_key):
         members = groups[ev_key]
-        runs_of = {}
-        for run, key in members:
-            runs_of.setdefault(key, {})[seed_of(run.model_config)] = run
+        runs_of, duplicates = {}, []
+        for run, key in sorted(members, key=lambda rk: rk[0].name):
+            mine = runs_of.setdefault(key, {})
+            seed = seed_of(run.model_config)
+            if seed in mine:  # the same measurement twice (e.g. rerun into another folder): the first counts
+                duplicates.append(run.name)
+                continue
+            mine[seed] = run
         rows = []
         for key in sorted(runs_of, key=lambda k: labels[k]):
             seeds = [{"seed": s, "run": r.name, **run_figures(r)} for s, r in sorted(runs_of[key].items())]
@@ -136,7 +141,7 @@ def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
         kind, task, split, recipe, protocol, n, seed = ev_key
         out.append({"kind": kind, "task": task, "split": split, "recipe": recipe, "protocol": protocol, "n": n,
                     "sample_seed": seed, "title": evaluation_title(ev_key),
-                    "majority": majority_of([r for r, _ in members]), "rows": rows})
+                    "majority": majority_of([r for r, _ in members]), "rows": rows, "duplicates": duplicates})
     return out
 
 

@@ -88,6 +88,8 @@ def evaluation_table(ev: dict) -> Table:
     maj = ev["majority"]
     if maj:
         notes.append(f"Majority-class baseline: {pct(maj['accuracy'])}% (always label {maj['label']}, n={maj['n']}).")
+    if ev.get("duplicates"):
+        notes.append(f"Left out as repeats of a method and seed already counted: {', '.join(ev['duplicates'])}.")
     if attack:
         notes.append("Accuracy under attack = examples still right after the attack / all attacked (TextAttack).")
     return Table(ev["title"], columns, rows, notes, section=ev["kind"])
