@@ -118,6 +118,18 @@ def test_markdown_has_every_table_with_intervals_and_verdicts(built):
     assert "Majority-class baseline: 50.0%" in md
 
 
+def test_overview_marks_only_differences_detected_in_every_seed(built):
+    from robustft.report.tables import overview_table
+
+    table = overview_table(built[2])
+    column = next(i for i, c in enumerate(table.columns) if c.startswith("textfooler"))
+    cells = {row[0]: row[column] for row in table.rows}
+    assert cells["im+standard"] == "76.2 ± 1.8 ▲"
+    assert cells["plain+rift"] == "25.0"  # 2 discordant pairs each way: no mark
+    assert cells["majority class"] == "50.0"
+    assert table.columns[:3] == ["method", "dev %", "AdvGLUE score %"]
+
+
 def test_html_is_self_contained_escaped_and_highlights_swaps(built):
     page = (built[1] / "report.html").read_text()
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # loads nothing from anywhere

@@ -32,11 +32,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from robustft.report import build_report
-    from robustft.report.markdown import render_markdown
+    from robustft.report.markdown import render_table
+    from robustft.report.tables import overview_table
 
     out = Path(args.out)
     summary = build_report([Path(p) for p in args.runs], out, baseline=args.baseline, title=args.title,
                            plots=not args.no_plots)
-    print(render_markdown(summary, title=args.title))
+    print(render_table(overview_table(summary)))
     print(f"report: {out / 'report.md'}, {out / 'report.json'}, {out / 'report.html'}")
     return 0

@@ -41,8 +41,11 @@ def evaluation_title(key: tuple) -> str:
     return f"{task} {split} ({sample})"
 
 
+KIND_ORDER = {"clean": 0, "advglue": 1, "attack": 2}
+
+
 def _sort_key(value) -> tuple:
-    return tuple((v is None, str(v)) for v in value)
+    return (KIND_ORDER[value[0]],) + tuple((v is None, str(v)) for v in value[1:])
 
 
 def build_summary(runs: list[Run], baseline: str | None = None) -> dict:

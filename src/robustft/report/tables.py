@@ -155,8 +155,48 @@ def deviations_table(summary: dict) -> Table:
     return Table("Deviations from the papers' protocols", ["deviation", "source", "runs"], rows, section="deviations")
 
 
+def short_title(ev: dict) -> str:
+    if ev["kind"] == "attack":
+        return f"{ev['recipe']}{'/' + ev['protocol'] if ev['protocol'] else ''} {ev['task']} {ev['split']}"
+    return f"{ev['task']} {ev['split']}"
+
+
+def _mark(vs: dict | None) -> str:
+    """▲ / ▼ when every paired seed says the method is above / below its baseline."""
+    if not vs or not vs.get("detected"):
+        return ""
+    return " ▲" if vs["difference"]["mean"] > 0 else " ▼"
+
+
+def overview_table(summary: dict) -> Table:
+    """One row per method: dev accuracy, the AdvGLUE score and every evaluation's accuracy (mean ± std)."""
+    evaluations = summary["evaluations"]
+    has_advglue = bool(summary["advglue"])
+    columns = ["method", "dev %"] + (["AdvGLUE score %"] if has_advglue else []) + [
+        short_title(ev) + (" (under attack)" if ev["kind"] == "attack" else "") + " %" for ev in evaluations]
+    rows = []
+    for label, m in summary["methods"].items():
+        cells = [label, mean_pm(m["dev_accuracy"])]
+        if has_advglue:
+            cells.append(mean_pm(summary["advglue"].get(label, {}).get("score")))
+        for ev in evaluations:
+            row = next((r for r in ev["rows"] if r["method"] == label), None)
+            cells.append(mean_pm(row["accuracy"]) + _mark(row.get("vs_baseline")) if row else "-")
+        rows.append(cells)
+    majority = ["majority class", "-"] + (["-"] if has_advglue else []) + [
+        pct(ev["majority"]["accuracy"]) if ev["majority"] else "-" for ev in evaluations]
+    if has_advglue:
+        scores = [a["majority_score"] for a in summary["advglue"].values() if a["majority_score"] is not None]
+        majority[2] = pct(scores[0]) if scores else "-"
+    rows.append(majority)
+    return Table("Overview", columns, rows,
+                 ["Mean ± std over seeds. ▲ / ▼: above / below its baseline in every seed (paired, exact McNemar, "
+                  "alpha 0.05); no mark: no detectable difference, or not compared. Details in the tables below."],
+                 section="overview")
+
+
 def all_tables(summary: dict) -> list[Table]:
-    tables = [methods_table(summary)]
+    tables = [overview_table(summary), methods_table(summary)]
     adv = advglue_table(summary)
     if adv:
         tables.append(adv)
