@@ -187,12 +187,14 @@ def test_command_line_parses_and_writes(built, tmp_path, capsys):
     parser = argparse.ArgumentParser()
     command.add_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["report", str(built[0]), "--out", str(tmp_path), "--baseline", "plain+rift",
-                              "--no-plots"])
+                              "--no-plots", "--examples-per-run", "3"])
     assert args.func(args) == 0
     summary = json.loads((tmp_path / "report.json").read_text())
     ev = next(ev for ev in summary["evaluations"] if ev["kind"] == "attack")
     assert next(r for r in ev["rows"] if r["method"] == "im+standard")["vs_baseline"]["baseline"] == "plain+rift"
-    assert "report.html" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "## Overview" in printed and "report.html" in printed
+    assert (tmp_path / "report.html").read_text().count("<tr data-method=") == 3 * 7  # 7 attack runs
 
 
 @pytest.mark.skipif(find_browser() is None, reason="chromium is not installed (apt-get install -y chromium)")

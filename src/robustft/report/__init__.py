@@ -9,9 +9,10 @@ __all__ = ["build_report"]
 
 
 def build_report(run_dirs: list[Path], out_dir: Path, baseline: str | None = None, title: str = "robustft report",
-                 plots: bool = True, html: bool = True) -> dict:
+                 plots: bool = True, html: bool = True, examples_per_run: int = 200) -> dict:
     """Read the run folders (or folders holding them), write report.json, report.md, the PNG plots and
-    report.html into `out_dir`, and return the summary (the content of report.json)."""
+    report.html (with the first `examples_per_run` attacked examples of each attack run) into `out_dir`, and
+    return the summary (the content of report.json)."""
     from robustft.atomic import atomic_write_json, atomic_write_text
     from robustft.report.html import render_html
     from robustft.report.markdown import render_markdown
@@ -28,5 +29,5 @@ def build_report(run_dirs: list[Path], out_dir: Path, baseline: str | None = Non
     atomic_write_text(out_dir / "report.md", render_markdown(summary, title=title, plots=names))
     if html:
         atomic_write_text(out_dir / "report.html", render_html(summary, runs, {n: out_dir / n for n in names},
-                                                               title=title))
+                                                               title=title, max_examples_per_run=examples_per_run))
     return summary

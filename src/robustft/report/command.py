@@ -26,6 +26,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "task and training size)")
     p.add_argument("--title", default="robustft report")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)")
+    p.add_argument("--examples-per-run", type=int, default=200,
+                   help="attacked examples of each attack run shown in report.html (the first by index)")
     p.set_defaults(func=run)
     return p
 
@@ -37,7 +39,7 @@ def run(args) -> int:
 
     out = Path(args.out)
     summary = build_report([Path(p) for p in args.runs], out, baseline=args.baseline, title=args.title,
-                           plots=not args.no_plots)
+                           plots=not args.no_plots, examples_per_run=args.examples_per_run)
     print(render_table(overview_table(summary)))
     print(f"report: {out / 'report.md'}, {out / 'report.json'}, {out / 'report.html'}")
     return 0
