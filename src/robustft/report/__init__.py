@@ -14,10 +14,10 @@ def build_report(run_dirs: list[Path], out_dir: Path, baseline: str | None = Non
     report.html (with the first `examples_per_run` attacked examples of each attack run) into `out_dir`, and
     return the summary (the content of report.json)."""
     from robustft.atomic import atomic_write_json, atomic_write_text
+    from robustft.report.folders import load_runs
     from robustft.report.html import render_html
     from robustft.report.markdown import render_markdown
     from robustft.report.plots import write_plots
-    from robustft.report.runs import load_runs
     from robustft.report.summary import build_summary
 
     out_dir = Path(out_dir)

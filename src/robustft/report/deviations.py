@@ -10,7 +10,7 @@ LM-filter stand-in.
 from __future__ import annotations
 
 from robustft.errors import ConfigError
-from robustft.report.runs import Run
+from robustft.report.folders import Run
 
 PAPER_BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
 PROTOCOL_N = 1000

@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from robustft.errors import ConfigError
-from robustft.report.runs import Run
+from robustft.report.folders import Run
 from robustft.report.tables import Table, all_tables
 
 MAX_EXAMPLES_PER_RUN = 200  # the first ones by sample index; the page says how many were left out

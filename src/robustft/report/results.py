@@ -24,7 +24,7 @@ import shutil
 from pathlib import Path
 
 from robustft.attacks.results import AttackRecord, summarize
-from robustft.report.runs import Run, load_runs
+from robustft.report.folders import Run, load_runs
 
 SUMMARY_FILES = ("config.json", "metrics.json", "probe.json")
 

@@ -13,8 +13,8 @@ from robustft.evaluate.stats import NO_DIFFERENCE, mean_std, paired_comparison
 from robustft.report.anchors import anchor_rows
 from robustft.report.deviations import collect_deviations
 from robustft.report.figures import majority_of, outcomes, run_figures
+from robustft.report.folders import Run
 from robustft.report.methods import MethodKey, key_of, labels_for, seed_of, size_of
-from robustft.report.runs import Run
 
 REPORT_VERSION = 1
 
