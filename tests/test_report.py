@@ -234,3 +234,18 @@ def test_cells_inside_a_bench_run_folder_are_found_and_repeats_counted_once(tmp_
     assert len(ev["rows"]) == 1 and len(ev["rows"][0]["seeds"]) == 1
     assert ev["duplicates"] == ["bench/cells/b"]
     assert [r["verb"] for r in summary["runs"]] == ["bench", "eval", "eval"]
+
+
+def test_seeds_that_disagree_give_a_mixed_verdict_and_no_mark(tmp_path):
+    from report_fixtures import attack_results, train_config, write_attack
+    from robustft.report.tables import overview_table
+
+    runs = tmp_path / "runs"
+    for seed, (base_kept, im_kept) in enumerate([(10, 30), (30, 10)]):  # IM far above, then far below
+        write_attack(runs, f"std-s{seed}", train_config(seed=seed), attack_results(base_kept))
+        write_attack(runs, f"im-s{seed}", train_config(arch="im", seed=seed), attack_results(im_kept))
+    summary = build_report([runs], tmp_path / "out", plots=False, html=False)
+    vs = summary["evaluations"][0]["rows"][0]["vs_baseline"]
+    assert vs["verdict"] == "mixed: im+standard > plain+standard in 1/2, plain+standard > im+standard in 1/2"
+    assert not vs["detected"]
+    assert overview_table(summary).rows[0][2] == "50.0 ± 35.4"  # 75 and 25: no mark

@@ -8,6 +8,8 @@ task and training size) on the same example ids, seed by seed.
 
 from __future__ import annotations
 
+import json
+
 from robustft.evaluate import advglue
 from robustft.evaluate.stats import NO_DIFFERENCE, mean_std, paired_comparison
 from robustft.report.anchors import anchor_rows
@@ -172,7 +174,7 @@ def _compare(mine: dict[str, Run], base: dict[str, Run], label: str, base_label:
         summary = "mixed: " + ", ".join(f"{v} in {c}/{len(verdicts)}" for v, c in counts.items())
     return {"baseline": base_label, "per_seed": per_seed, "unpaired_seeds": missing,
             "difference": mean_std([p["difference"] for p in per_seed]), "verdict": summary,
-            "detected": bool(per_seed) and all(v != NO_DIFFERENCE for v in verdicts)}
+            "detected": len(set(verdicts)) == 1 and verdicts[0] != NO_DIFFERENCE}
 
 
 def _advglue(keyed, labels) -> dict:
@@ -207,7 +209,8 @@ def _training_size(methods: dict, evaluations: list[dict]) -> list[dict]:
     for label, m in methods.items():
         if m["arch"] == "-":
             continue
-        family = (m["model"], m["task"], m["arch"], m["method"], repr(m["method_args"]), repr(m["im"]))
+        family = (m["model"], m["task"], m["arch"], m["method"], json.dumps(m["method_args"], sort_keys=True),
+                  json.dumps(m["im"], sort_keys=True))
         families.setdefault(family, []).append(label)
     out = []
     for family, members in sorted(families.items()):
