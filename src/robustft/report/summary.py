@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from robustft.errors import ConfigError
 from robustft.evaluate import advglue
 from robustft.evaluate.stats import NO_DIFFERENCE, mean_std, paired_comparison
 from robustft.report.anchors import anchor_rows
@@ -55,8 +56,6 @@ def build_summary(runs: list[Run], baseline: str | None = None) -> dict:
     labels = labels_for(sorted({k for _, k in keyed}, key=repr))
     by_label = {label: key for key, label in labels.items()}
     if baseline is not None and baseline not in by_label:
-        from robustft.errors import ConfigError
-
         raise ConfigError(f"baseline '{baseline}' is not a method of these runs: {', '.join(sorted(by_label))}")
 
     methods = _methods(keyed, labels)
