@@ -10,7 +10,6 @@ import json
 import os
 import sys
 import warnings
-from pathlib import Path
 
 from robustft.errors import ConfigError, RobustftError
 
@@ -123,8 +122,11 @@ def cmd_bench(args) -> int:
         from robustft.bench.matrix import bench_dir
         from robustft.report import build_report
 
+        from robustft.report.markdown import render_table
+        from robustft.report.tables import overview_table
+
         out = build_report([Path(f) for f in result["folders"]], bench_dir(cfg) / "report", baseline=cfg.baseline)
-        print(out["markdown"])
+        print(render_table(overview_table(out)))
         print(f"report: {out['html']}")
     return 0
 

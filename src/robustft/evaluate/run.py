@@ -13,7 +13,7 @@ from robustft import runs, runtime
 from robustft.config import EvalConfig
 from robustft.data.digests import data_digests, model_digests
 from robustft.data.tasks import get_task, load_examples
-from robustft.evaluate.stats import accuracy_interval, majority_baseline
+from robustft.evaluate.stats import accuracy_with_interval, majority_baseline
 from robustft.models.factory import load_classifier
 from robustft.models.predict import check_labels, class_probs
 
@@ -50,8 +50,9 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
             for i, e in enumerate(examples)])
         loss = torch.nn.functional.nll_loss(torch.log(probs.clamp_min(1e-12)), labels).item()
         metrics = {"model": resolved.model, "task": cfg.task, "split": cfg.split, "n": len(examples),
-                   "accuracy": sum(correct) / len(correct), "accuracy_ci95": accuracy_interval(correct),
-                   "loss": loss, "majority_accuracy": majority_baseline([e.label for e in examples]),
+                   "accuracy": sum(correct) / len(correct),
+                   "accuracy_ci95": accuracy_with_interval(correct)["ci95"],
+                   "loss": loss, "majority_accuracy": majority_baseline([e.label for e in examples])["accuracy"],
                    "max_length": cfg.max_length, "precision": runtime.resolve_precision(cfg.precision, device),
                    "device": str(device)}
         log.info("%s/%s: accuracy %.4f on %d examples; run folder %s", cfg.task, cfg.split, metrics["accuracy"],

@@ -1,0 +1,138 @@
+"""The report's PNG plots (matplotlib, Agg backend): accuracy per method with 95% intervals for every
+evaluation (one figure per kind: attack, advglue, clean), accuracy against training size, and the probe's
+per-layer hidden-state distances. Each function writes its file and returns its name, or None if the
+summary has nothing to plot."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+KIND_TITLES = {"attack": "Accuracy under attack", "advglue": "AdvGLUE accuracy", "clean": "Clean accuracy"}
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ModuleNotFoundError:
+        from robustft.errors import MissingResource
+
+        raise MissingResource("plots need matplotlib: pip install 'robustft[plots]' (or pass --no-plots)") from None
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _grid(n: int, width: float = 5.0, height: float = 3.2):
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    return rows, cols, (width * cols, height * rows)
+
+
+def accuracy_plot(summary: dict, kind: str, out_dir: Path) -> str | None:
+    evaluations = [ev for ev in summary["evaluations"] if ev["kind"] == kind and ev["rows"]]
+    if not evaluations:
+        return None
+    plt = _pyplot()
+    rows, cols, size = _grid(len(evaluations), height=0.5 + 0.45 * max(len(ev["rows"]) for ev in evaluations) + 1)
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False)
+    for ax, ev in zip(axes.flat, evaluations, strict=False):
+        names = [row["method"] for row in ev["rows"]]
+        for y, row in enumerate(ev["rows"]):
+            seeds = row["seeds"]
+            for j, s in enumerate(seeds):
+                if s["accuracy"] is None:
+                    continue
+                offset = (j - (len(seeds) - 1) / 2) * 0.12
+                lo, hi = s["ci95"]
+                err = [[100 * (s["accuracy"] - lo)], [100 * (hi - s["accuracy"])]]
+                ax.errorbar(100 * s["accuracy"], y + offset, xerr=err, fmt="o", color="C0", ms=4, capsize=2, lw=1)
+            if row["accuracy"]["mean"] is not None and len(seeds) > 1:
+                ax.plot(100 * row["accuracy"]["mean"], y, marker="|", color="C3", ms=14, mew=2)
+        if ev["majority"]:
+            ax.axvline(100 * ev["majority"]["accuracy"], color="grey", ls="--", lw=1, label="majority class")
+            ax.legend(loc="lower right", fontsize=7)
+        ax.set_yticks(range(len(names)), names, fontsize=8)
+        ax.set_ylim(-0.6, len(names) - 0.4)
+        ax.invert_yaxis()
+        ax.set_xlabel("accuracy % (95% CI per seed; red: mean over seeds)", fontsize=8)
+        ax.set_title(ev["title"], fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    for ax in list(axes.flat)[len(evaluations):]:
+        ax.axis("off")
+    fig.suptitle(KIND_TITLES[kind], fontsize=11)
+    fig.tight_layout()
+    name = f"accuracy_{kind}.png"
+    fig.savefig(out_dir / name, dpi=90)
+    plt.close(fig)
+    return name
+
+
+def training_size_plot(summary: dict, out_dir: Path) -> str | None:
+    families = [f for f in summary["training_size"] if sum(p["n_train"] is not None for p in f["points"]) >= 2]
+    if not families:
+        return None
+    measured = [t for f in families for p in f["points"] for t in p["evaluations"]]
+    titles = sorted({"dev (model selection)"} | {t for t in measured if measured.count(t) >= 2})
+    plt = _pyplot()
+    rows, cols, size = _grid(len(titles))
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False)
+    for ax, title in zip(axes.flat, titles, strict=False):
+        for i, fam in enumerate(families):
+            points = []
+            for p in fam["points"]:
+                stat = p["dev"] if title.startswith("dev ") else p["evaluations"].get(title)
+                if p["n_train"] is not None and stat and stat["mean"] is not None:
+                    points.append((p["n_train"], 100 * stat["mean"], 100 * (stat["std"] or 0.0)))
+            if points:
+                xs, ys, es = zip(*points, strict=True)
+                ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, color=f"C{i}", label=fam["family"])
+        ax.set_xscale("log")
+        ax.set_xlabel("training examples (log)", fontsize=8)
+        ax.set_ylabel("accuracy % (mean ± std over seeds)", fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(titles):]:
+        ax.axis("off")
+    fig.suptitle("Robustness against training size", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(out_dir / "training_size.png", dpi=90)
+    plt.close(fig)
+    return "training_size.png"
+
+
+def probe_plot(summary: dict, out_dir: Path) -> str | None:
+    probes = [p for p in summary["probes"] if p["models"]]
+    if not probes:
+        return None
+    plt = _pyplot()
+    rows, cols, size = _grid(len(probes))
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False)
+    for ax, p in zip(axes.flat, probes, strict=False):
+        for i, (name, m) in enumerate(p["models"].items()):
+            mean, std = m["distance_mean"] or [], m["distance_std"] or [0.0] * len(m["distance_mean"] or [])
+            layers = list(range(len(mean)))
+            ax.plot(layers, mean, marker="o", color=f"C{i}", label=name)
+            ax.fill_between(layers, [a - b for a, b in zip(mean, std, strict=True)],
+                            [a + b for a, b in zip(mean, std, strict=True)], color=f"C{i}", alpha=0.15)
+        ax.set_xlabel("layer (0 = embeddings)", fontsize=8)
+        ax.set_ylabel("relative distance (mean ± std)", fontsize=8)
+        ax.set_title(f"{p['task']} {p['split']}: {p['perturbation']}", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(probes):]:
+        ax.axis("off")
+    fig.suptitle("Probe: hidden-state distance per layer", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(out_dir / "probe.png", dpi=90)
+    plt.close(fig)
+    return "probe.png"
+
+
+def write_plots(summary: dict, out_dir: Path) -> list[str]:
+    names = [accuracy_plot(summary, kind, out_dir) for kind in ("attack", "advglue", "clean")]
+    names += [training_size_plot(summary, out_dir), probe_plot(summary, out_dir)]
+    return [n for n in names if n]

@@ -1,0 +1,112 @@
+"""Results as data: committed run summaries, and the re-check that they are what the code computes.
+
+Layout (one folder per preset, e.g. docs/results/quick/):
+
+    docs/results/<preset>/runs/<run>/config.json      the run's config.json, unchanged
+    docs/results/<preset>/runs/<run>/metrics.json     the run's metrics.json, unchanged
+    docs/results/<preset>/runs/<run>/examples.jsonl.gz  eval and attack runs: per-example lines (gzip), so
+                                                        intervals, paired tests and AdvGLUE F1 are re-derived
+    docs/results/<preset>/runs/<run>/probe.json       probe runs
+    docs/results/<preset>/report.json, report.md      written by `robustft report docs/results/<preset>/runs
+                                                        --out docs/results/<preset>`
+
+`export_run` copies a finished run folder into that layout (no checkpoints or models). `recheck` checks,
+like RobustBench re-checks its model cards: every metrics.json equals what the code computes from the
+run's examples, and report.json / report.md equal a report regenerated from the runs.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import shutil
+from pathlib import Path
+
+from robustft.attacks.results import AttackRecord, summarize
+from robustft.report.folders import Run, load_runs
+
+SUMMARY_FILES = ("config.json", "metrics.json", "probe.json")
+
+
+def export_run(run_dir: Path, dest: Path, examples: bool = True) -> Path:
+    """Copy a run folder's summaries (and gzipped examples) to `dest` (created; replaced if present)."""
+    run_dir, dest = Path(run_dir), Path(dest)
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for name in SUMMARY_FILES:
+        if (run_dir / name).is_file():
+            shutil.copyfile(run_dir / name, dest / name)
+    if examples and (run_dir / "examples.jsonl").is_file():
+        with open(run_dir / "examples.jsonl", "rb") as src, gzip.GzipFile(dest / "examples.jsonl.gz", "wb",
+                                                                          mtime=0) as out:
+            shutil.copyfileobj(src, out)
+    return dest
+
+
+def same(a, b, where: str = "", rel: float = 1e-9) -> list[str]:
+    """Where two JSON values differ (floats to a relative tolerance)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = [f"{where}/{k}: only in one" for k in sorted(set(a) ^ set(b), key=str)]
+        for k in sorted(set(a) & set(b), key=str):
+            out += same(a[k], b[k], f"{where}/{k}", rel)
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{where}: {len(a)} items vs {len(b)}"]
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in same(x, y, f"{where}[{i}]", rel)]
+    if isinstance(a, float | int) and isinstance(b, float | int) and not isinstance(a, bool) \
+            and not isinstance(b, bool):
+        return [] if math.isclose(a, b, rel_tol=rel, abs_tol=1e-12) else [f"{where}: {a} vs {b}"]
+    return [] if a == b else [f"{where}: {a!r} vs {b!r}"]
+
+
+def check_run_metrics(run: Run) -> list[str]:
+    """metrics.json against the run's own examples (nothing to check without them)."""
+    if run.examples is None:
+        return []
+    problems = []
+    if run.verb == "attack":
+        computed = summarize([AttackRecord.from_dict(r) for r in run.examples])
+        problems += same(run.metrics, {**run.metrics, **computed}, run.name)
+    elif run.verb == "eval":
+        wrong = [e["index"] for e in run.examples if bool(e["correct"]) != (e["prediction"] == e["label"])]
+        if wrong:
+            problems.append(f"{run.name}: 'correct' disagrees with prediction == label at indices {wrong[:5]}")
+        n = len(run.examples)
+        accuracy = sum(bool(e["correct"]) for e in run.examples) / n if n else None
+        problems += same({"n": run.metrics.get("n"), "accuracy": run.metrics.get("accuracy")},
+                         {"n": n, "accuracy": accuracy}, run.name)
+    return problems
+
+
+def without_plots(markdown: str) -> str:
+    """The Markdown minus its "## Plots" section (plot files are not re-checked)."""
+    head, sep, rest = markdown.partition("\n## Plots\n")
+    if not sep:
+        return markdown
+    _, sep2, tail = rest.partition("\n## ")
+    return head + ("\n## " + tail if sep2 else "")
+
+
+def recheck(results_dir: Path) -> list[str]:
+    """Every problem found in a committed results folder (empty when the summaries check out)."""
+    from robustft.report.markdown import render_markdown
+    from robustft.report.summary import build_summary
+
+    results_dir = Path(results_dir)
+    runs = load_runs([results_dir / "runs"])
+    problems = [p for run in runs for p in check_run_metrics(run)]
+    summary = json.loads(json.dumps(build_summary(runs)))
+    committed_json = results_dir / "report.json"
+    if not committed_json.is_file():
+        return problems + [f"{committed_json} is missing"]
+    problems += [f"report.json{p}" for p in same(json.loads(committed_json.read_text(encoding="utf-8")), summary)]
+    committed_md = results_dir / "report.md"
+    if committed_md.is_file():
+        text = committed_md.read_text(encoding="utf-8")
+        title = text.splitlines()[0].removeprefix("# ").strip() if text else ""
+        if without_plots(text) != without_plots(render_markdown(summary, title=title)):
+            problems.append("report.md differs from the Markdown regenerated from the runs")
+    return problems

@@ -1,0 +1,245 @@
+"""The report's content as one JSON-able dict (report.json), computed from run folders only.
+
+Runs are grouped by the model they concern ("methods", seeds pooled as mean +- std), evaluations by what
+was measured (task, split, sample, recipe). Every accuracy carries n and a 95% interval; every method is
+compared paired with its baseline (default: plain architecture + standard fine-tuning of the same model,
+task and training size) on the same example ids, seed by seed.
+"""
+
+from __future__ import annotations
+
+import json
+
+from robustft.errors import ConfigError
+from robustft.evaluate import advglue
+from robustft.evaluate.stats import NO_DIFFERENCE, mean_std, paired_comparison
+from robustft.report.anchors import anchor_rows
+from robustft.report.deviations import collect_deviations
+from robustft.report.figures import majority_of, outcomes, run_figures
+from robustft.report.folders import Run
+from robustft.report.methods import MethodKey, key_of, labels_for, seed_of, size_of
+
+REPORT_VERSION = 1
+
+
+def method_of(run: Run) -> MethodKey:
+    return key_of(run.model_config, fallback_model=str(run.config.get("model", run.name)))
+
+
+def evaluation_of(run: Run) -> tuple:
+    cfg = run.config
+    n = cfg.get("n", cfg.get("num_examples"))
+    seed = cfg.get("seed", 0) if n else None  # the sample seed matters only for a sample
+    if run.verb == "attack":
+        return ("attack", cfg.get("task"), cfg.get("split"), cfg.get("recipe"), cfg.get("protocol"), n, seed)
+    kind = "advglue" if str(cfg.get("task", "")).startswith("advglue-") else "clean"
+    return (kind, cfg.get("task"), cfg.get("split"), None, None, n, seed)
+
+
+def evaluation_title(key: tuple) -> str:
+    kind, task, split, recipe, protocol, n, seed = key
+    sample = f"n={n}, sample seed {seed}" if n else "all examples"
+    if kind == "attack":
+        return f"{recipe}{f' ({protocol})' if protocol else ''} on {task} {split} ({sample})"
+    return f"{task} {split} ({sample})"
+
+
+KIND_ORDER = {"clean": 0, "advglue": 1, "attack": 2}
+
+
+def _sort_key(value) -> tuple:
+    return (KIND_ORDER[value[0]],) + tuple((v is None, str(v)) for v in value[1:])
+
+
+def build_summary(runs: list[Run], baseline: str | None = None) -> dict:
+    keyed = [(run, method_of(run)) for run in runs if run.verb in ("train", "eval", "attack")]
+    labels = labels_for(sorted({k for _, k in keyed}, key=repr))
+    by_label = {label: key for key, label in labels.items()}
+    if baseline is not None and baseline not in by_label and all(k.label != baseline for k in by_label.values()):
+        raise ConfigError(f"baseline '{baseline}' is not a method of these runs: {', '.join(sorted(by_label))}")
+
+    methods = _methods(keyed, labels)
+    evaluations = _evaluations(keyed, labels, by_label, baseline)
+    summary = {
+        "robustft_report": REPORT_VERSION,
+        "runs": [{"name": r.name, "verb": r.verb, "hash": r.meta.get("hash"),
+                  "method": labels.get(k) if r.verb != "probe" else None,
+                  "seed": seed_of(r.model_config) if r.verb != "probe" else None}
+                 for r, k in [(r, method_of(r)) for r in runs]],
+        "baseline": baseline or "plain+standard (same model, task and training size)",
+        "methods": methods,
+        "evaluations": evaluations,
+        "advglue": _advglue(keyed, labels),
+        "training_size": _training_size(methods, evaluations),
+        "probes": _probes(runs),
+        "deviations": collect_deviations(runs),
+    }
+    summary["anchors"] = anchor_rows(summary)
+    return summary
+
+
+def _methods(keyed: list[tuple[Run, MethodKey]], labels: dict[MethodKey, str]) -> dict:
+    out = {}
+    for key, label in sorted(labels.items(), key=lambda kv: kv[1]):
+        mine = [r for r, k in keyed if k == key]
+        trains = [r for r in mine if r.verb == "train"]
+        any_cfg = next((r.model_config for r in mine if r.model_config), None) or {}
+        size_label, size_n = size_of(any_cfg) if any_cfg else ("-", None)
+        n_trains = [r.metrics.get("n_train") for r in trains if r.metrics.get("n_train") is not None]
+        best = [r.metrics.get("best", {}) for r in trains]
+        out[label] = {
+            "model": key.model, "task": key.task, "arch": key.arch, "method": key.method,
+            "method_args": any_cfg.get("method_args") or {},
+            "im": (any_cfg.get("im") or {}) if key.arch != "plain" else {},
+            "size": size_label, "n_train": size_n if size_n is not None else (n_trains[0] if n_trains else None),
+            "baseline_group": key.is_baseline,
+            "seeds": sorted({seed_of(r.model_config) for r in mine}),
+            "dev_accuracy": mean_std([b["dev_accuracy"] for b in best if b.get("dev_accuracy") is not None]),
+            "dev_n": next((b.get("dev_n") for b in best if b.get("dev_n") is not None), None),
+            "best_epoch": [b.get("epoch") for b in best],
+            "train_time_s": mean_std([r.metrics["train_time_s"] for r in trains if "train_time_s" in r.metrics]),
+            "train_runs": [r.name for r in trains],
+        }
+    return out
+
+
+def _baseline_key(key: MethodKey, by_label: dict[str, MethodKey], chosen: str | None) -> MethodKey | None:
+    if chosen is not None:
+        if chosen in by_label:
+            return by_label[chosen] if by_label[chosen] != key else None
+        for other in by_label.values():  # a given name: the run of that name with the same model, task and size
+            if other.label == chosen and (other.model, other.task, other.size) == (key.model, key.task, key.size):
+                return other if other != key else None
+        return None
+    if key.is_baseline:
+        return None
+    for other in by_label.values():
+        if other.is_baseline and (other.model, other.task, other.size) == (key.model, key.task, key.size) \
+                and other.method_args == "{}":
+            return other
+    return None
+
+
+def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
+    groups: dict[tuple, list[tuple[Run, MethodKey]]] = {}
+    for run, key in keyed:
+        if run.verb in ("eval", "attack"):
+            groups.setdefault(evaluation_of(run), []).append((run, key))
+    out = []
+    for ev_key in sorted(groups, key=_sort_key):
+        members = groups[ev_key]
+        runs_of, duplicates = {}, []
+        for run, key in sorted(members, key=lambda rk: rk[0].name):
+            mine = runs_of.setdefault(key, {})
+            seed = seed_of(run.model_config)
+            if seed in mine:  # the same measurement twice (e.g. rerun into another folder): the first counts
+                duplicates.append(run.name)
+                continue
+            mine[seed] = run
+        rows = []
+        for key in sorted(runs_of, key=lambda k: labels[k]):
+            seeds = [{"seed": s, "run": r.name, **run_figures(r)} for s, r in sorted(runs_of[key].items())]
+            row = {"method": labels[key], "seeds": seeds,
+                   "accuracy": mean_std([s["accuracy"] for s in seeds if s["accuracy"] is not None])}
+            if ev_key[0] == "attack":
+                row["clean"] = mean_std([s["clean"]["accuracy"] for s in seeds if s.get("clean")])
+            base = _baseline_key(key, by_label, baseline)
+            if base is not None and base in runs_of:
+                row["vs_baseline"] = _compare(runs_of[key], runs_of[base], labels[key], labels[base])
+            rows.append(row)
+        kind, task, split, recipe, protocol, n, seed = ev_key
+        out.append({"kind": kind, "task": task, "split": split, "recipe": recipe, "protocol": protocol, "n": n,
+                    "sample_seed": seed, "title": evaluation_title(ev_key),
+                    "majority": majority_of([r for r, _ in members]), "rows": rows, "duplicates": duplicates})
+    return out
+
+
+def _compare(mine: dict[str, Run], base: dict[str, Run], label: str, base_label: str) -> dict:
+    """Paired comparisons on the seeds both methods ran, each on the example ids both runs scored."""
+    per_seed, missing = [], []
+    for seed in sorted(set(mine) & set(base)):
+        a, b = outcomes(mine[seed]), outcomes(base[seed])
+        if a is None or b is None:
+            missing.append(seed)
+            continue
+        ids = sorted(set(a) & set(b))
+        if not ids:
+            missing.append(seed)
+            continue
+        result = paired_comparison([a[i] for i in ids], [b[i] for i in ids], names=(label, base_label))
+        per_seed.append({"seed": seed, **result})
+    verdicts = [p["verdict"] for p in per_seed]
+    if not per_seed:
+        summary = "not paired (no per-example files for a common seed)"
+    elif len(set(verdicts)) == 1:
+        summary = verdicts[0] + (f" ({len(verdicts)}/{len(verdicts)} seeds)" if len(verdicts) > 1 else "")
+    else:
+        counts = {v: verdicts.count(v) for v in dict.fromkeys(verdicts)}
+        summary = "mixed: " + ", ".join(f"{v} in {c}/{len(verdicts)}" for v, c in counts.items())
+    return {"baseline": base_label, "per_seed": per_seed, "unpaired_seeds": missing,
+            "difference": mean_std([p["difference"] for p in per_seed]), "verdict": summary,
+            "detected": len(set(verdicts)) == 1 and verdicts[0] != NO_DIFFERENCE}
+
+
+def _advglue(keyed, labels) -> dict:
+    """The official score per method and seed, where a seed has all six AdvGLUE splits with examples."""
+    found: dict[MethodKey, dict[str, dict[str, tuple]]] = {}
+    for run, key in keyed:
+        task = str(run.config.get("task", ""))
+        if run.verb == "eval" and task in advglue.SPLITS and run.examples is not None and not run.config.get("n"):
+            preds = [int(e["prediction"]) for e in run.examples]
+            gold = [int(e["label"]) for e in run.examples]
+            found.setdefault(key, {}).setdefault(seed_of(run.model_config), {})[task] = (preds, gold)
+    out = {}
+    for key, seeds in found.items():
+        scored = {s: advglue.official_score(splits) for s, splits in sorted(seeds.items())}
+        complete = {s: r for s, r in scored.items() if r["score"] is not None}
+        first = next(iter(scored.values()))
+        out[labels[key]] = {
+            "seeds": [{"seed": s, "score": r["score"], "tasks": r["tasks"]} for s, r in complete.items()],
+            "score": mean_std([r["score"] for r in complete.values()]),
+            "tasks": {t: mean_std([r["tasks"][t] for r in scored.values() if t in r["tasks"]])
+                      for t in advglue.TASKS},
+            "majority_score": next((r["majority_score"] for r in complete.values()), None),
+            "majority_tasks": first["majority_tasks"],
+            "missing": sorted({t for r in scored.values() for t in r["missing"]}),
+        }
+    return dict(sorted(out.items()))
+
+
+def _training_size(methods: dict, evaluations: list[dict]) -> list[dict]:
+    """Methods trained at several sizes: dev and every evaluation's accuracy against the training size."""
+    families: dict[tuple, list[str]] = {}
+    for label, m in methods.items():
+        if m["arch"] == "-":
+            continue
+        family = (m["model"], m["task"], m["arch"], m["method"], json.dumps(m["method_args"], sort_keys=True),
+                  json.dumps(m["im"], sort_keys=True))
+        families.setdefault(family, []).append(label)
+    out = []
+    for family, members in sorted(families.items()):
+        if len({methods[m]["size"] for m in members}) < 2:
+            continue
+        points = []
+        for label in members:
+            m = methods[label]
+            figures = {ev["title"]: row["accuracy"] for ev in evaluations for row in ev["rows"]
+                       if row["method"] == label}
+            points.append({"method": label, "size": m["size"], "n_train": m["n_train"], "dev": m["dev_accuracy"],
+                           "evaluations": figures})
+        points.sort(key=lambda p: (p["n_train"] is None, p["n_train"] or 0))
+        out.append({"family": f"{family[2]}+{family[3]}", "model": family[0], "task": family[1], "points": points})
+    return out
+
+
+def _probes(runs: list[Run]) -> list[dict]:
+    out = []
+    for run in runs:
+        if run.verb != "probe" or not run.probe:
+            continue
+        p = run.probe
+        out.append({"run": run.name, "task": p.get("task"), "split": p.get("split"), "n_pairs": p.get("n_pairs"),
+                    "perturbation": p.get("perturbation"), "settings": p.get("settings", {}),
+                    "models": {name: {"distance_mean": r.get("distance_mean"), "distance_std": r.get("distance_std")}
+                               for name, r in p.get("results", {}).items()}})
+    return out

@@ -1,0 +1,71 @@
+"""Committed results (docs/results/<preset>/) re-checked against the code, as RobustBench re-checks its
+model cards: every metrics.json is what the code computes from the run's examples, and report.json and
+report.md are what `robustft report` regenerates from the committed runs."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from report_fixtures import write_fixture_runs
+from robustft.report import build_report
+from robustft.report.results import export_run, recheck
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+PRESETS = sorted(p for p in RESULTS.glob("*") if (p / "runs").is_dir()) if RESULTS.is_dir() else []
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=[p.name for p in PRESETS])
+def test_committed_results_are_what_the_code_computes(preset):
+    assert recheck(preset) == []
+
+
+@pytest.fixture
+def exported(tmp_path):
+    """A results folder made the documented way: export every run, then report on the exported runs."""
+    runs = write_fixture_runs(tmp_path / "bench")
+    preset = tmp_path / "results" / "quick"
+    for folder in sorted(p for p in runs.iterdir() if p.is_dir()):
+        export_run(folder, preset / "runs" / folder.name)
+    build_report([preset / "runs"], preset, title="quick preset", plots=False, html=False)
+    return preset
+
+
+def test_an_exported_preset_rechecks_clean(exported):
+    assert (exported / "runs" / "attack-im-s0" / "examples.jsonl.gz").is_file()
+    assert not (exported / "runs" / "attack-im-s0" / "examples.jsonl").exists()
+    assert recheck(exported) == []
+
+
+def test_a_metrics_file_edited_by_hand_is_caught(exported):
+    path = exported / "runs" / "attack-im-s0" / "metrics.json"
+    metrics = json.loads(path.read_text())
+    metrics["accuracy_under_attack"] += 5.0
+    path.write_text(json.dumps(metrics))
+    assert any("attack-im-s0/accuracy_under_attack" in p for p in recheck(exported))
+
+
+def test_a_stale_report_is_caught(exported):
+    path = exported / "report.json"
+    report = json.loads(path.read_text())
+    report["evaluations"][0]["rows"][0]["accuracy"]["mean"] = 0.99
+    path.write_text(json.dumps(report))
+    problems = recheck(exported)
+    assert any(p.startswith("report.json/evaluations") for p in problems)
+
+
+def test_a_stale_markdown_is_caught(exported):
+    path = exported / "report.md"
+    path.write_text(path.read_text().replace("| im+standard |", "| im+standard (better) |", 1))
+    assert "report.md differs from the Markdown regenerated from the runs" in recheck(exported)
+
+
+def test_an_eval_line_whose_correct_flag_lies_is_caught(exported):
+    import gzip
+
+    path = exported / "runs" / "eval-im-s0" / "examples.jsonl.gz"
+    lines = [json.loads(line) for line in gzip.open(path, "rt")]
+    lines[5]["correct"] = not lines[5]["correct"]
+    with gzip.open(path, "wt") as f:
+        f.writelines(json.dumps(line) + "\n" for line in lines)
+    assert any("'correct' disagrees" in p for p in recheck(exported))

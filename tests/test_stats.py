@@ -1,0 +1,99 @@
+"""Intervals, paired tests and baselines against hand-computed values."""
+
+import math
+
+import pytest
+
+from robustft.evaluate import stats
+
+
+def test_wilson_interval_matches_the_hand_computed_8_of_10():
+    # z = 1.959964: centre (0.8 + z^2/20) / (1 + z^2/10) = 0.71674, half-width 0.22657
+    lo, hi = stats.wilson_interval(8, 10)
+    assert lo == pytest.approx(0.49016, abs=1e-4)
+    assert hi == pytest.approx(0.94331, abs=1e-4)
+
+
+def test_bootstrap_interval_matches_the_normal_closed_form_on_a_large_sample():
+    n, k = 20_000, 14_000  # p = 0.7: p +- 1.96 sqrt(p(1-p)/n) = 0.7 +- 0.006351
+    result = stats.accuracy_from_counts(k, n, seed=0)
+    half = 1.959964 * math.sqrt(0.7 * 0.3 / n)
+    assert result["ci95"][0] == pytest.approx(0.7 - half, abs=5e-4)
+    assert result["ci95"][1] == pytest.approx(0.7 + half, abs=5e-4)
+    assert result["wilson95"][0] == pytest.approx(0.7 - half, abs=2e-4)
+
+
+def test_bootstrap_from_examples_equals_bootstrap_from_counts_and_is_seeded():
+    flags = [True, False, True, True, False, True, True, True, False, True] * 7
+    from_examples = stats.accuracy_with_interval(flags, seed=3)
+    from_counts = stats.accuracy_from_counts(sum(flags), len(flags), seed=3)
+    assert from_examples == from_counts
+    assert stats.accuracy_with_interval(flags, seed=4)["ci95"] != from_examples["ci95"]
+    lo, hi = from_examples["ci95"]
+    assert lo < 0.7 < hi
+
+
+def test_bootstrap_mean_interval_resamples_like_index_resampling():
+    # The multinomial shortcut must give the spread of plain index resampling: the standard error of the
+    # mean of n values is std/sqrt(n), so the 95% interval of 0..9 repeated (n = 1000) is about +-0.178.
+    values = list(range(10)) * 100
+    lo, hi = stats.bootstrap_mean_interval(values, seed=0)
+    half = 1.959964 * math.sqrt(8.25 / 1000)
+    assert lo == pytest.approx(4.5 - half, abs=0.02)
+    assert hi == pytest.approx(4.5 + half, abs=0.02)
+
+
+@pytest.mark.parametrize(
+    ("a_only", "b_only", "p_value"),
+    [(1, 6, 16 / 128),  # 2 * (C(7,0) + C(7,1)) / 2^7
+     (0, 6, 2 / 64),
+     (0, 5, 2 / 32),
+     (3, 3, 1.0),
+     (0, 0, 1.0)],
+)
+def test_exact_mcnemar_on_small_tables(a_only, b_only, p_value):
+    assert stats.mcnemar_exact(a_only, b_only) == pytest.approx(p_value)
+
+
+def test_paired_comparison_counts_discordant_pairs_and_gives_a_verdict():
+    # 10 examples: both right on 3, A only on 6, B only on 0, both wrong on 1
+    a = [1, 1, 1] + [1] * 6 + [0]
+    b = [1, 1, 1] + [0] * 6 + [0]
+    result = stats.paired_comparison(a, b, names=("IM", "BERT"))
+    assert (result["a_only"], result["b_only"]) == (6, 0)
+    assert result["difference"] == pytest.approx(0.6)
+    assert result["p_value"] == pytest.approx(2 / 64)
+    assert result["verdict"] == "IM > BERT"
+    assert result["ci95"][0] > 0
+    swapped = stats.paired_comparison(b, a, names=("BERT", "IM"))
+    assert swapped["verdict"] == "IM > BERT" and swapped["difference"] == pytest.approx(-0.6)
+
+
+def test_five_discordant_pairs_are_not_enough():
+    a = [1] * 5 + [0] * 5
+    b = [0] * 5 + [0] * 5
+    assert stats.paired_comparison(a, b)["verdict"] == stats.NO_DIFFERENCE  # p = 0.0625
+
+
+def test_paired_comparison_rejects_vectors_of_different_length():
+    with pytest.raises(ValueError):
+        stats.paired_comparison([1, 0], [1])
+
+
+def test_verdict_follows_the_test_and_the_sign():
+    assert stats.verdict(0.02, 0.01) == "A > B"
+    assert stats.verdict(-0.02, 0.01) == "B > A"
+    assert stats.verdict(0.10, 0.05) == stats.NO_DIFFERENCE  # alpha is strict
+    assert stats.verdict(0.02, 0.2, names=("RIFT", "PGD")) == stats.NO_DIFFERENCE
+
+
+def test_mean_std_over_seeds_uses_the_sample_std():
+    result = stats.mean_std([0.8, 0.9, 1.0])
+    assert result["mean"] == pytest.approx(0.9)
+    assert result["std"] == pytest.approx(0.1)
+    assert stats.mean_std([0.5]) == {"mean": 0.5, "std": None, "n_seeds": 1}
+
+
+def test_majority_baseline_picks_the_most_frequent_label_and_breaks_ties_low():
+    assert stats.majority_baseline([0, 1, 1, 2, 1]) == {"label": 1, "accuracy": 0.6, "n": 5}
+    assert stats.majority_baseline([2, 0, 2, 0])["label"] == 0
