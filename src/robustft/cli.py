@@ -121,13 +121,13 @@ def cmd_bench(args) -> int:
     if result["folders"]:
         from robustft.bench.matrix import bench_dir
         from robustft.report import build_report
-
         from robustft.report.markdown import render_table
         from robustft.report.tables import overview_table
 
-        out = build_report([Path(f) for f in result["folders"]], bench_dir(cfg) / "report", baseline=cfg.baseline)
-        print(render_table(overview_table(out)))
-        print(f"report: {out['html']}")
+        out = bench_dir(cfg) / "report"
+        summary = build_report([bench_dir(cfg)], out, baseline=cfg.baseline, title=f"robustft bench {cfg.name}")
+        print(render_table(overview_table(summary)))
+        print(f"report: {out / 'report.html'}")
     return 0
 
 
