@@ -55,16 +55,16 @@ def run_one(name: str, seed: int, args) -> dict:
 
     from robustft.config import TrainConfig
     from robustft.data.tasks import load_examples
-    from robustft.evaluate.clean import accuracy
     from robustft.models.factory import load_classifier
     from robustft.models.im import im_stats
+    from robustft.models.predict import accuracy
     from robustft.train.loop import train
 
     torch.set_num_threads(args.threads)
     arch, im = VARIANTS[name]
     run_dir = Path(args.runs) / f"{args.setting}-{name}-s{seed}"
     cfg = TrainConfig(model="minilm", task="sst2", train_split=args.train_split, n_train=args.n_train,
-                      epochs=args.epochs, batch_size=32, lr=args.lr, max_length=128, bf16=True, seed=seed,
+                      epochs=args.epochs, batch_size=32, lr=args.lr, max_length=128, precision="bf16", seed=seed,
                       arch=arch, im=dict(im), output_dir=str(run_dir), checkpoint_every=0)
     started = time.time()
     counter = DivergenceCounter()
@@ -77,7 +77,7 @@ def run_one(name: str, seed: int, args) -> dict:
         im_log.removeHandler(counter)
     metrics = json.loads((run_dir / "metrics.json").read_text())
     model, tok = load_classifier(str(run_dir / "best"))
-    adv = accuracy(model, tok, load_examples("advglue-sst2", "dev"), max_length=128, bf16=True)
+    adv = accuracy(model, tok, load_examples("advglue-sst2", "dev"), max_length=128, precision="bf16")
     shutil.rmtree(run_dir / "checkpoint", ignore_errors=True)  # keep best/ (for the probe), drop optimizer state
     return {"setting": args.setting, "variant": name, "seed": seed, "arch": arch, "im": im,
             "n_train": metrics["n_train"], "epochs": args.epochs, "lr": args.lr,

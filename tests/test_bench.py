@@ -57,3 +57,19 @@ def test_jobs_are_listed_filtered_and_wait_for_their_model(tiny_model_dir, tmp_p
 
     with pytest.raises(BenchJobsFailed, match="not trained yet"):
         bench(cfg, only="*eval advglue*")
+
+
+def test_cli_runs_a_bench_file_and_ends_with_the_table_and_the_report_page(tiny_model_dir, tmp_path, capsys):
+    import yaml
+
+    from robustft.cli import main
+
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "b", attacks=[])
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(yaml.safe_dump({k: v for k, v in cfg.__dict__.items() if k != "explicit_keys"}))
+    assert main(["bench", str(spec), "--seeds", "[0]"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1] == f"report: {tmp_path / 'b' / 'report' / 'report.html'}"
+    assert any("bert" in line and "|" in line for line in out)
+    page = (tmp_path / "b" / "report" / "report.html").read_text()
+    assert "advglue-sst2" in page and "im" in page
