@@ -26,7 +26,8 @@ def main() -> None:
     for bf16 in (False, True):
         for pad_to_max in (True, False):
             with tempfile.TemporaryDirectory() as out:
-                cfg = TrainConfig(n_train=args.n, n_dev=32, epochs=1, precision="bf16" if bf16 else "fp32", pad_to_max_length=pad_to_max,
+                precision = "bf16" if bf16 else "fp32"
+                cfg = TrainConfig(n_train=args.n, n_dev=32, epochs=1, precision=precision, pad_to_max_length=pad_to_max,
                                   max_length=args.max_length, checkpoint_every=0, output_dir=out)
                 run = train(cfg, progress=False)
                 metrics = json.loads((run / "metrics.json").read_text())
