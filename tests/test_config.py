@@ -11,7 +11,7 @@ def test_file_then_overrides_with_groups_and_types(tmp_path):
     cfg = build_config(
         TrainConfig,
         [str(path)],
-        split_overrides(["--epochs", "2", "--lr=1e-4", "--im.eta", "0.5", "--bf16=false", "--n_train", "100"]),
+        split_overrides(["--epochs", "2", "--lr=1e-4", "--im.eta", "0.5", "--precision=fp32", "--n_train", "100"]),
     )
     assert (cfg.task, cfg.epochs, cfg.lr, cfg.precision, cfg.n_train) == ("snli", 2, 1e-4, "fp32", 100)
     assert cfg.im == {"K": 2, "eta": 0.5}
