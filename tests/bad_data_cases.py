@@ -163,7 +163,7 @@ CASES: list[BadFile] = [
     BadFile("advglue empty task (empty split)", "advglue-sst2", "dev", ADVGLUE,
             edit_json(lambda d: {**d, "sst2": []}), whole=True),
     BadFile("advglue bad utf-8", "advglue-sst2", "dev", ADVGLUE,
-            lambda data: data.replace(b"uneven treat", b"uneven " + BAD_UTF8, 1), 6, whole=True),
+            lambda data: data.replace(b"uneven treat", b"uneven " + BAD_UTF8, 1), 5, whole=True),
     # glue_subsets: one JSON object {id: {text_a, text_b, label}}
     BadFile("subset holding a list", "qqp", "dev", QQP_DEV, edit_json(lambda d: list(d.values())), whole=True),
     BadFile("subset truncated json", "qqp", "dev", QQP_DEV, cut_at(0.5), whole=True),
