@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,3 +74,38 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def atomic_write_json(path: Path, data) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def swap_folder(tmp: Path, folder: Path) -> None:
+    """Put the complete folder `tmp` in place of `folder` (e.g. a new best model over the old one).
+
+    The files of `tmp` are fsync'd, then `folder` is renamed to `<folder>.old`, `tmp` to `folder`, and the
+    old copy removed. A kill between the two renames leaves `<folder>.old` and the complete `tmp`:
+    `recover_folder(folder)` finishes the swap, so nothing written is ever lost.
+    """
+    tmp, folder = Path(tmp), Path(folder)
+    old = folder.with_name(folder.name + ".old")
+    with os_errors(folder, "replace"):
+        for path in sorted(tmp.rglob("*"), reverse=True):  # files first, then their folders
+            fsync_path(path)
+        fsync_path(tmp)
+        if old.exists():
+            shutil.rmtree(old)
+        if folder.exists():
+            os.rename(folder, old)
+        os.rename(tmp, folder)
+        fsync_path(folder.parent)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def recover_folder(folder: Path) -> None:
+    """Finish a `swap_folder` killed between its renames; does nothing in any other state."""
+    folder = Path(folder)
+    old = folder.with_name(folder.name + ".old")
+    tmp = folder.with_name(folder.name + ".tmp")
+    if folder.exists() or not old.exists():
+        return  # nothing was interrupted (a .tmp without .old may be half-written: never promoted)
+    with os_errors(folder, "recover"):
+        os.rename(tmp if tmp.exists() else old, folder)  # .old exists only once .tmp was complete
+        fsync_path(folder.parent)
+    shutil.rmtree(old, ignore_errors=True)
