@@ -387,7 +387,7 @@ def _read_split(task_name: str, split_name: str) -> tuple[Example, ...]:
         stamps = tuple((p.stat().st_size, p.stat().st_mtime_ns) for p in paths)  # a changed file is re-read
         return _read_files(task_name, split_name, paths, stamps)
     if task.hub is not None and split_name in task.hub.splits:
-        return tuple(load_from_hub(task, split_name))
+        return _read_hub(task_name, split_name)
     missing = [f for f in split.files if not resources.has_data(f)]
     raise MissingResource(
         f"task {task_name}/{split_name} needs {missing} under ${resources.DATA_ENV} "
@@ -399,13 +399,24 @@ def _read_split(task_name: str, split_name: str) -> tuple[Example, ...]:
 def _read_files(task_name: str, split_name: str, paths: tuple[Path, ...], stamps: tuple) -> tuple[Example, ...]:
     """Read and check a split once per set of files and their sizes and times (the data root is in the key)."""
     task = get_task(task_name)
-    examples = tuple(task.splits[split_name].read(list(paths)))
-    if not examples:  # an empty split would only fail after a whole epoch of training
-        raise DataFormatError(paths[0], None, f"no examples for {task_name}/{split_name}")
-    for ex in examples:  # the readers check this per record; a pair task must never turn single-text
+    return _checked(task, split_name, tuple(task.splits[split_name].read(list(paths))), paths[0])
+
+
+@functools.lru_cache(maxsize=8)
+def _read_hub(task_name: str, split_name: str) -> tuple[Example, ...]:
+    task = get_task(task_name)
+    where = f"hub dataset {task.hub.path} ({task.hub.config})"
+    return _checked(task, split_name, tuple(load_from_hub(task, split_name)), where)
+
+
+def _checked(task: Task, split_name: str, examples: tuple[Example, ...], source) -> tuple[Example, ...]:
+    """No split is empty (it would fail only after a whole epoch) and a pair task never turns single-text."""
+    if not examples:
+        raise DataFormatError(source, None, f"no examples for {task.name}/{split_name}")
+    for ex in examples:  # the readers check this per record; this also covers the hub path
         if ex.is_pair != task.is_pair:
             kind = "a text pair" if ex.is_pair else "a single text"
-            raise DataFormatError(paths[0], None, f"example {ex.id} is {kind}, but task {task_name} is not")
+            raise DataFormatError(source, None, f"example {ex.id} is {kind}, but task {task.name} is not")
     return examples
 
 
