@@ -76,11 +76,16 @@ def classify_data(case, real_root: Path) -> tuple[str, str]:
 
 def classify_cli(argv: list[str], model: str) -> tuple[str, str]:
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as out:
+        sentinel = Path(out) / "not-robustft.txt"  # a file the command must never delete
+        sentinel.write_text("a user's file\n")
         cmd = [sys.executable, "-m", "robustft.cli", *(a.format(model=model, out=out + "/run") for a in argv)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=out)
-    last = (proc.stderr.strip().splitlines() or [""])[-1][:200]
+        lost = "" if sentinel.exists() else "DELETED A FILE IT DID NOT WRITE; "
+    last = lost + (proc.stderr.strip().splitlines() or [""])[-1][:200]
     if "Traceback" in proc.stderr:
         return "traceback", last
+    if lost:
+        return "silent", f"exit {proc.returncode}: {last}"
     if proc.returncode == 2:
         return "clean", last
     return "silent", f"exit {proc.returncode}: {last}"
@@ -106,12 +111,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cli", action="store_true", help="also run the bad CLI values (one process each)")
     parser.add_argument("--skip-data", action="store_true", help="only the CLI values")
+    parser.add_argument("--only", help="only the cases whose name contains this")
     parser.add_argument("--json", help="write every case and its outcome to this file")
     args = parser.parse_args()
     real_root = Path(os.environ["ROBUSTFT_DATA"]).resolve()
 
     data_rows = []
     for case in [] if args.skip_data else CASES:
+        if args.only and args.only not in case.name:
+            continue
         outcome, detail = classify_data(case, real_root)
         data_rows.append({"kind": "data", "name": case.name, "outcome": outcome, "detail": detail})
         print(f"{outcome:9s} {case.name}: {detail}", flush=True)
@@ -120,6 +128,8 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             model = tiny_model(Path(tmp) / "tiny")
             for name, argv in CLI_CASES:
+                if args.only and args.only not in name:
+                    continue
                 outcome, detail = classify_cli(argv, model)
                 cli_rows.append({"kind": "cli", "name": name, "outcome": outcome, "detail": detail})
                 print(f"{outcome:9s} {name}: {detail}", flush=True)
