@@ -230,6 +230,24 @@ def test_checkpoint_folder_from_before_the_manifest_still_loads(tmp_path):
     assert not (legacy / "state.json").exists() and resume(legacy)[0] == {"step": 3}
 
 
+def test_format_1_kill_between_its_two_renames_resumes_from_the_newer_copy(tmp_path):
+    # format 1 renamed checkpoint/ to checkpoint.old/, then checkpoint.tmp/ to checkpoint/: killed between
+    # the two, the old loop found no checkpoint/ and restarted from step 0 with two complete copies on disk
+    objects = make_objects()
+    for step, suffix in ((3, ".old"), (6, ".tmp")):
+        train_steps(*objects, 3)
+        new = save_checkpoint(tmp_path / f"new{step}", *objects, {"step": step})
+        copy = tmp_path / f"checkpoint{suffix}"
+        copy.mkdir()
+        for name in ckpt.FILES:
+            (copy / name).write_bytes((new / name).read_bytes())
+    folder = tmp_path / "checkpoint"
+    assert has_checkpoint(folder) and resume(folder)[0] == {"step": 6}
+    save_checkpoint(folder, *objects, {"step": 7})
+    assert not (tmp_path / "checkpoint.old").exists() and not (tmp_path / "checkpoint.tmp").exists()
+    assert resume(folder)[0] == {"step": 7}
+
+
 def test_tied_weights_are_saved_and_restored(tmp_path):
     model = torch.nn.Sequential(torch.nn.Embedding(10, 4), torch.nn.Linear(4, 10, bias=False))
     model[1].weight = model[0].weight  # tied, as a masked-LM decoder is to the word embeddings

@@ -103,19 +103,29 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def complete_checkpoints(folder: Path) -> list[Path]:
-    """Checkpoints with a manifest, newest first (a folder from before the manifest counts as one, last)."""
-    folder = Path(folder)
+def _numbered(folder: Path) -> list[Path]:
+    """Format-2 checkpoints (with a manifest), newest first."""
     if not folder.is_dir():
         return []
-    found = sorted(
+    return sorted(
         (p for p in folder.iterdir() if p.is_dir() and NAME.match(p.name) and (p / MANIFEST).exists()),
         key=lambda p: int(NAME.match(p.name).group(1)),
         reverse=True,
     )
-    if (folder / "state.json").exists():  # the single-folder layout written before format 2
-        found.append(folder)
-    return found
+
+
+def _legacy(folder: Path) -> list[Path]:
+    """Format-1 checkpoints: files straight in `folder`, swapped through `.tmp` and `.old` siblings. A kill
+    between its two renames left only the siblings; `.tmp` got its state.json last, so with one it is
+    complete and the newest."""
+    candidates = (folder.with_name(folder.name + ".tmp"), folder, folder.with_name(folder.name + ".old"))
+    return [p for p in candidates if (p / "state.json").exists()]
+
+
+def complete_checkpoints(folder: Path) -> list[Path]:
+    """Checkpoints to try, newest first; format-1 ones (from before the manifest) come last."""
+    folder = Path(folder)
+    return _numbered(folder) + _legacy(folder)
 
 
 def has_checkpoint(folder: Path) -> bool:
@@ -227,16 +237,18 @@ def _write_files(tmp: Path, modules, optimizer, scheduler, loop_state: dict) -> 
 
 
 def _prune(folder: Path, keep: int) -> None:
-    """Remove all but the newest `keep` complete checkpoints and any leftover partial ones."""
-    complete = [p for p in complete_checkpoints(folder) if p != folder]
-    for old in complete[keep:]:
+    """Remove all but the newest `keep` complete checkpoints, leftover partial ones and format-1 files."""
+    for old in _numbered(folder)[keep:]:
         shutil.rmtree(old, ignore_errors=True)
     for partial in folder.glob("*.tmp"):
         shutil.rmtree(partial, ignore_errors=True)
-    if len(complete) >= 1 and (folder / "state.json").exists():  # the pre-format-2 files, now superseded
-        for name in (*FILES, MANIFEST):
-            with contextlib.suppress(OSError):
-                (folder / name).unlink()
+    for legacy in _legacy(folder):  # superseded by the format-2 checkpoint just written
+        if legacy == folder:
+            for name in FILES:
+                with contextlib.suppress(OSError):
+                    (folder / name).unlink()
+        else:
+            shutil.rmtree(legacy, ignore_errors=True)
 
 
 def _read(checkpoint: Path) -> tuple[dict, dict, dict, torch.Tensor]:
