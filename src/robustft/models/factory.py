@@ -63,6 +63,8 @@ def check_model_folder(ref: str) -> None:
 
 
 def one_line(exc: BaseException) -> str:
+    if isinstance(exc, KeyError):  # str(KeyError) is only the key
+        return f"missing entry {exc} (a damaged or incompatible file)"
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return lines[0] if lines else type(exc).__name__
 
