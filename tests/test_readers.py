@@ -65,13 +65,33 @@ def test_samplers_are_seeded_and_class_balanced():
     assert sorted(e.label for e in balanced) == [0] * 10 + [1] * 10 + [2] * 10
 
 
+def test_snli_kshot_labels_are_the_gold_label_even_with_five_annotators():
+    # rows with five annotator votes carry label2..label5 before gold_label: reading gold_label by its
+    # header position returned an annotator's vote (5 wrong labels across the SNLI k-shot files)
+    from robustft import resources
+
+    names = tasks.get_task("snli").label_names
+    for seed in tasks.KSHOT_SEEDS:
+        for part in ("train", "dev"):
+            split = f"kshot{seed}-{part}"
+            path = resources.data_root() / tasks.get_task("snli").splits[split].files[0]
+            rows = path.read_text(encoding="utf-8").splitlines()[1:]
+            assert [names[e.label] for e in tasks.load_examples("snli", split)] == [r.split("\t")[-1] for r in rows]
+
+
+def test_split_cache_follows_the_data_root(tmp_path, monkeypatch):
+    real = tasks.load_examples("sst2", "dev")
+    (tmp_path / "sst2").mkdir()
+    (tmp_path / "sst2" / "dev.tsv").write_bytes(b"label\tcontent\n1\tonly one\n")
+    monkeypatch.setenv("ROBUSTFT_DATA", str(tmp_path))
+    assert [e.text_a for e in tasks.load_examples("sst2", "dev")] == ["only one"] != [e.text_a for e in real]
+
+
 @pytest.fixture
 def broken_root(tmp_path, monkeypatch):
     monkeypatch.setenv("ROBUSTFT_DATA", str(tmp_path))
-    tasks._read_split.cache_clear()
     (tmp_path / "sst2").mkdir()
-    yield tmp_path / "sst2"
-    tasks._read_split.cache_clear()
+    return tmp_path / "sst2"
 
 
 @pytest.mark.parametrize(
@@ -95,11 +115,7 @@ def test_missing_file_names_the_file_or_the_failed_hub_call(tmp_path, monkeypatc
     from robustft.errors import MissingResource
 
     monkeypatch.setenv("ROBUSTFT_DATA", str(tmp_path))
-    tasks._read_split.cache_clear()
-    try:
-        with pytest.raises(MissingResource, match="textfooler/ag"):
-            tasks.load_examples("textfooler-ag", "test")  # no hub twin
-        with pytest.raises(MissingResource, match="load_dataset"):
-            tasks.load_examples("ag_news", "test")  # hub twin tried; offline it fails with a clear message
-    finally:
-        tasks._read_split.cache_clear()
+    with pytest.raises(MissingResource, match="textfooler/ag"):
+        tasks.load_examples("textfooler-ag", "test")  # no hub twin
+    with pytest.raises(MissingResource, match="load_dataset"):
+        tasks.load_examples("ag_news", "test")  # hub twin tried; offline it fails with a clear message

@@ -1,48 +1,70 @@
 """Validating readers for the offline file formats.
 
-Every problem is reported as `DataFormatError(path, line, problem)`: a wrong column, an unknown
-label, an empty text or a bad encoding stops the run with the file and line, never a silent skip.
+Every problem is reported as `DataFormatError(path, line, problem)`: a wrong column count, an unknown
+label, an empty or non-string text, a NUL byte, a bad encoding or a damaged .gz stops the run with the
+file and line, never a silent skip.
 """
 
 from __future__ import annotations
 
 import csv
 import gzip
+import io
 import json
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from robustft.data.example import Example
+from robustft.data.json_document import JsonDocument, kind, read_text_strict
 from robustft.errors import DataFormatError
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     """(1-based line number, text without line end), decoding UTF-8 strictly line by line."""
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataFormatError(path, number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
-            yield number, text.rstrip("\r\n")
+    number = 0
+    try:
+        with opener(path, "rb") as f:
+            for number, raw in enumerate(f, start=1):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise DataFormatError(path, number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+                if "\x00" in text:
+                    raise DataFormatError(path, number, "NUL byte (binary or corrupt file)")
+                yield number, text.rstrip("\r\n")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # truncated, not gzip, or corrupt compressed data
+        raise DataFormatError(path, number + 1, f"damaged gzip file ({exc}); fetch it again") from None
 
 
-def check_text(path: Path, line: int, text: str | None, field: str) -> str:
-    if text is None or not str(text).strip():
+def check_text(path: Path, line: int | None, text, field: str) -> str:
+    """A non-empty string without NUL characters, stripped."""
+    if text is not None and not isinstance(text, str):
+        raise DataFormatError(path, line, f"field '{field}' must be a string, found {kind(text)}")
+    if text is None or not text.strip():
         raise DataFormatError(path, line, f"empty text in field '{field}'")
-    return str(text).strip()
+    if "\x00" in text:
+        raise DataFormatError(path, line, f"NUL character in field '{field}'")
+    return text.strip()
 
 
-def to_label(path: Path, line: int, raw, label_map: dict[str, int]) -> int:
+def to_label(path: Path, line: int | None, raw, label_map: dict[str, int]) -> int:
     key = str(raw).strip()
-    if key not in label_map:
-        raise DataFormatError(path, line, f"unknown label {key!r}; expected one of {sorted(label_map)}")
+    if isinstance(raw, bool | dict | list) or raw is None or key not in label_map:
+        raise DataFormatError(path, line, f"unknown label {raw!r}; expected one of {sorted(label_map)}")
     return label_map[key]
 
 
-def read_tsv(path: Path, columns: dict[str, str], label_map: dict[str, int]) -> list[Example]:
-    """A TSV with a header; `columns` maps Example fields (text_a, text_b, label) to header names."""
+def read_tsv(
+    path: Path, columns: dict[str, str], label_map: dict[str, int], repeats: tuple[str, int] | None = None
+) -> list[Example]:
+    """A TSV with a header; `columns` maps Example fields (text_a, text_b, label) to header names.
+
+    Every row has the header's number of fields, except that `repeats=(name, k)` lets the column `name`
+    be followed by up to k more values (SNLI rows carry label2..label5 after label1 when five annotators
+    voted); columns after it are then read from the end of the row.
+    """
     lines = iter_lines(path)
     try:
         _, header_line = next(lines)
@@ -54,15 +76,18 @@ def read_tsv(path: Path, columns: dict[str, str], label_map: dict[str, int]) -> 
         if name not in header:
             raise DataFormatError(path, 1, f"missing column '{name}' (header has {header})")
         index[field] = header.index(name)
+    extra_after, extra_max = (header.index(repeats[0]), repeats[1]) if repeats and repeats[0] in header else (0, 0)
     out = []
     for number, line in lines:
         if not line.strip():
             raise DataFormatError(path, number, "empty line")
         cells = line.split("\t")
-        if len(cells) < len(header):
-            raise DataFormatError(path, number, f"{len(cells)} columns, header has {len(header)}")
-        texts = {f: check_text(path, number, cells[i], columns[f]) for f, i in index.items() if f != "label"}
-        label = to_label(path, number, cells[index["label"]], label_map)
+        extra = len(cells) - len(header)
+        if not 0 <= extra <= extra_max:  # more cells would silently cut a text that holds a tab
+            raise DataFormatError(path, number, f"{len(cells)} tab-separated fields, header has {len(header)}")
+        at = {f: i if i <= extra_after else i + extra for f, i in index.items()}
+        texts = {f: check_text(path, number, cells[i], columns[f]) for f, i in at.items() if f != "label"}
+        label = to_label(path, number, cells[at["label"]], label_map)
         out.append(Example(id=f"{path.name}:{number}", label=label, **texts))
     return out
 
@@ -106,8 +131,11 @@ def read_lines_as_class(path: Path, label: int) -> list[Example]:
 def read_parallel(paths: tuple[Path, Path, Path], label_map: dict[str, int]) -> list[Example]:
     """SNLI's parallel s1 / s2 / labels files, one example per line in each."""
     columns = [list(iter_lines(p)) for p in paths]
-    if len({len(c) for c in columns}) != 1:
-        raise DataFormatError(paths[2], None, f"parallel files differ in length: {[len(c) for c in columns]}")
+    lengths = [len(c) for c in columns]
+    for path, length in zip(paths, lengths, strict=True):
+        if length != lengths[-1]:
+            other = f"its parallel file {paths[-1].name} has {lengths[-1]}"
+            raise DataFormatError(path, None, f"{length} lines, but {other}")
     out = []
     for (n, s1), (_, s2), (_, lab) in zip(*columns, strict=False):
         out.append(
@@ -121,19 +149,27 @@ def read_parallel(paths: tuple[Path, Path, Path], label_map: dict[str, int]) -> 
     return out
 
 
-def read_jsonl(path: Path, label_map: dict[str, int], keep=None) -> list[Example]:
-    """JSON lines with `text` and `label` (IMDB); `keep(record)` selects a split."""
+def read_jsonl(path: Path, label_map: dict[str, int], keep=None, required=("text", "label")) -> list[Example]:
+    """JSON lines with `text` and `label` (IMDB); `keep(record)` selects a split (a ValueError it raises
+    is reported with the file and line)."""
     out = []
     for number, line in iter_lines(path):
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DataFormatError(path, number, f"invalid JSON: {exc.msg}") from None
-        for key in ("text", "label"):
-            if key not in record:
-                raise DataFormatError(path, number, f"missing field '{key}'")
-        if keep is not None and not keep(record):
-            continue
+        except RecursionError:
+            raise DataFormatError(path, number, "invalid JSON: nested too deeply") from None
+        if not isinstance(record, dict):
+            raise DataFormatError(path, number, f"expected a JSON object with {list(required)}, found {kind(record)}")
+        missing = [key for key in required if key not in record]
+        if missing:
+            raise DataFormatError(path, number, f"missing field(s) {missing}")
+        try:
+            if keep is not None and not keep(record):
+                continue
+        except ValueError as exc:
+            raise DataFormatError(path, number, str(exc)) from None
         out.append(
             Example(
                 id=str(record.get("id", number)),
@@ -144,29 +180,28 @@ def read_jsonl(path: Path, label_map: dict[str, int], keep=None) -> list[Example
     return out
 
 
-def read_json_subset(path: Path, label_map: dict[str, int]) -> list[Example]:
-    """glue_subsets: one JSON object {id: {text_a, text_b, label}}; errors name the example id."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataFormatError(path, getattr(exc, "lineno", None), f"unreadable JSON: {exc}") from None
+def read_json_subset(path: Path, label_map: dict[str, int], pair: bool) -> list[Example]:
+    """glue_subsets: one JSON object {id: {text_a, text_b, label}}; `pair` says whether text_b must be there."""
+    document = JsonDocument(path)
     out = []
-    for key, record in data.items():
+    for key, record, start in document.top_object("{id: {text_a, text_b, label}}"):
+        line = document.line(start)
         where = f"example id {key}"
-        if not isinstance(record, dict) or "text_a" not in record or "label" not in record:
-            raise DataFormatError(path, None, f"{where}: expected an object with text_a and label")
-        label = to_label(path, None, record["label"], label_map) if str(record["label"]) in label_map else None
-        if label is None:
-            raise DataFormatError(
-                path, None, f"{where}: unknown label {record['label']!r}; expected one of {sorted(label_map)}"
-            )
-        text_b = record.get("text_b")
+        expected = ["text_a", "text_b", "label"] if pair else ["text_a", "label"]
+        if not isinstance(record, dict):
+            raise DataFormatError(path, line, f"{where}: expected an object with {expected}, found {kind(record)}")
+        missing = [f for f in expected if f not in record]
+        if missing:
+            task_kind = "a pair task" if pair else "a single-text task"
+            raise DataFormatError(path, line, f"{where}: missing field(s) {missing} ({task_kind})")
+        if not pair and record.get("text_b") is not None:
+            raise DataFormatError(path, line, f"{where}: has a text_b, but this is a single-text task")
         out.append(
             Example(
                 id=str(key),
-                label=label,
-                text_a=check_text(path, None, record["text_a"], f"{where} text_a"),
-                text_b=None if text_b is None else check_text(path, None, text_b, f"{where} text_b"),
+                label=to_label(path, line, record["label"], label_map),
+                text_a=check_text(path, line, record["text_a"], f"{where} text_a"),
+                text_b=check_text(path, line, record["text_b"], f"{where} text_b") if pair else None,
             )
         )
     return out
@@ -175,31 +210,43 @@ def read_json_subset(path: Path, label_map: dict[str, int]) -> list[Example]:
 def read_ag_csv(path: Path) -> list[Example]:
     """AG News CSV: "class(1-4)","title","description"; title and description joined."""
     out = []
-    with open(path, encoding="utf-8", newline="") as f:
-        for number, row in enumerate(csv.reader(f), start=1):
-            if len(row) != 3:
-                raise DataFormatError(path, number, f"expected 3 CSV fields, got {len(row)}")
-            label = to_label(path, number, row[0], {"1": 0, "2": 1, "3": 2, "4": 3})
-            text = check_text(path, number, f"{row[1]} {row[2]}".replace("\\", " "), "title+description")
-            out.append(Example(id=f"{path.name}:{number}", label=label, text_a=text))
-    return out
+    reader = csv.reader(io.StringIO(read_text_strict(path), newline=""))
+    start = 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return out
+        except csv.Error as exc:  # e.g. an unclosed quote running into the field size limit
+            raise DataFormatError(path, start, f"malformed CSV ({exc}; an unclosed quote?)") from None
+        if len(row) != 3:
+            raise DataFormatError(path, start, f"expected 3 CSV fields, got {len(row)}")
+        label = to_label(path, start, row[0], {"1": 0, "2": 1, "3": 2, "4": 3})
+        text = check_text(path, start, f"{row[1]} {row[2]}".replace("\\", " "), "title+description")
+        out.append(Example(id=f"{path.name}:{start}", label=label, text_a=text))
+        start = reader.line_num + 1
 
 
 def read_advglue(path: Path, key: str, fields: tuple[str, ...], label_map: dict[str, int]) -> list[Example]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if key not in data:
-        raise DataFormatError(path, None, f"no task '{key}' (has {sorted(data)})")
+    """AdvGLUE dev: one JSON object {task: [{idx, <fields>, label}]}."""
+    document = JsonDocument(path)
+    tasks = {name: start for name, _, start in document.top_object("{task: [records]}")}
+    if key not in tasks:
+        raise DataFormatError(path, None, f"no task '{key}' (has {sorted(tasks)})")
     out = []
-    for i, record in enumerate(data[key]):
-        where = f"{key}[{i}]"
+    for i, (record, start) in enumerate(document.array_at(tasks[key], f"a list of records for '{key}'")):
+        line, where = document.line(start), f"{key}[{i}]"
+        if not isinstance(record, dict):
+            expected = [*fields, "label"]
+            raise DataFormatError(path, line, f"{where}: expected an object with {expected}, found {kind(record)}")
         missing = [f for f in (*fields, "label") if f not in record]
         if missing:
-            raise DataFormatError(path, None, f"{where}: missing field(s) {missing}")
-        texts = [check_text(path, None, record[f], f"{where}.{f}") for f in fields]
+            raise DataFormatError(path, line, f"{where}: missing field(s) {missing}")
+        texts = [check_text(path, line, record[f], f"{where}.{f}") for f in fields]
         out.append(
             Example(
                 id=f"{key}:{record.get('idx', i)}",
-                label=to_label(path, None, record["label"], label_map),
+                label=to_label(path, line, record["label"], label_map),
                 text_a=texts[0],
                 text_b=texts[1] if len(texts) > 1 else None,
             )

@@ -15,7 +15,7 @@ from pathlib import Path
 from robustft import resources
 from robustft.data import readers as r
 from robustft.data.example import Example
-from robustft.errors import ConfigError, MissingResource
+from robustft.errors import ConfigError, DataFormatError, MissingResource
 
 SENTIMENT = ("negative", "positive")
 NLI3 = ("entailment", "neutral", "contradiction")  # GLUE MNLI order; SNLI and AdvGLUE use it too
@@ -85,9 +85,9 @@ def one(read, *files, note=""):
     return Split(files, lambda paths: read(*paths), note)
 
 
-def tsv(file: str, columns: dict[str, str], names) -> Split:
+def tsv(file: str, columns: dict[str, str], names, repeats: tuple[str, int] | None = None) -> Split:
     """A headed TSV whose labels are ids or label names."""
-    return one(lambda p: r.read_tsv(p, columns, {**index_map(names), **names_map(names)}), file)
+    return one(lambda p: r.read_tsv(p, columns, {**index_map(names), **names_map(names)}, repeats), file)
 
 
 # --- single-sentence tasks --------------------------------------------------------------------
@@ -108,21 +108,34 @@ register(
 )
 
 
-def imdb_split(list_file: str | None):
+def imdb_split(part: str):
+    """Jia et al.'s lists split the 25k aclImdb train set into train/dev; every record must be in one of them."""
+
     def read(data: Path, *lists: Path) -> list[Example]:
         keep = None
         if lists:
-            # Jia et al.'s split lists name aclImdb files "neg/<n>_<rating>.txt"; our ids are "neg_<n>".
-            wanted = {line.strip() for line in lists[0].read_text(encoding="utf-8").split("\n") if line.strip()}
+            # The split lists name aclImdb files "neg/<n>_<rating>.txt"; our ids are "neg_<n>".
+            wanted, other = (
+                {line.strip() for line in p.read_text(encoding="utf-8").split("\n") if line.strip()} for p in lists
+            )
 
             def keep(rec):
-                return f"{rec['id'].replace('_', '/', 1)}_{rec['rating']}.txt" in wanted
+                if not isinstance(rec["id"], str) or "_" not in rec["id"] or not isinstance(rec["rating"], int):
+                    got = f"{rec['id']!r}, {rec['rating']!r}"
+                    raise ValueError(f"expected an id like 'neg_12' and an integer rating, got {got}")
+                name = f"{rec['id'].replace('_', '/', 1)}_{rec['rating']}.txt"
+                if name not in wanted and name not in other:
+                    raise ValueError(f"record {rec['id']!r} (rating {rec['rating']}) is in neither IMDB split list")
+                return name in wanted
 
-        return r.read_jsonl(data, index_map(SENTIMENT), keep)
+        required = ("text", "label", "id", "rating") if lists else ("text", "label")
+        return r.read_jsonl(data, index_map(SENTIMENT), keep, required)
 
-    files = ("imdb/train.jsonl.gz" if list_file != "test" else "imdb/test.jsonl.gz",)
-    if list_file in ("train", "dev"):
-        files += (f"synonyms/imdb_{list_file}_files.txt",)
+    if part == "test":
+        files: tuple[str, ...] = ("imdb/test.jsonl.gz",)
+    else:
+        other = "dev" if part == "train" else "train"
+        files = ("imdb/train.jsonl.gz", f"synonyms/imdb_{part}_files.txt", f"synonyms/imdb_{other}_files.txt")
     return Split(files, lambda paths: read(*paths))
 
 
@@ -181,9 +194,10 @@ register(
 # --- pair tasks --------------------------------------------------------------------------------
 
 
-def subset(folder: str, names, file: str) -> Split:
+def subset(folder: str, names, file: str, pair: bool = True) -> Split:
     return one(
-        lambda p: r.read_json_subset(p, {**names_map(names), **index_map(names)}), f"glue_subsets/{folder}/{file}.json"
+        lambda p: r.read_json_subset(p, {**names_map(names), **index_map(names)}, pair),
+        f"glue_subsets/{folder}/{file}.json",
     )
 
 
@@ -339,13 +353,18 @@ KSHOT = {  # registry name -> (folder, columns, dev file name)
     "qqp": ("QQP", {"text_a": "question1", "text_b": "question2", "label": "is_duplicate"}, "dev"),
 }
 KSHOT_SEEDS = (13, 21, 42, 87, 100)
+# SNLI/MNLI rows list label1, then label2..label5 when five annotators voted, then gold_label: the header
+# names only label1, so gold_label must be read from the end of the row, never by its header position.
+SNLI_ANNOTATORS = ("label1", 4)
 for task_name, (folder, cols, dev_name) in KSHOT.items():
     task = TASKS[task_name]
     for seed in KSHOT_SEEDS:
         for part, file in (("train", "train"), ("dev", dev_name)):
-            task.splits[f"kshot{seed}-{part}"] = tsv(f"kshot/{folder}/16-{seed}/{file}.tsv", cols, task.label_names)
+            task.splits[f"kshot{seed}-{part}"] = tsv(
+                f"kshot/{folder}/16-{seed}/{file}.tsv", cols, task.label_names, SNLI_ANNOTATORS
+            )
     for part in ("train", "dev"):
-        task.splits[f"subset-{part}"] = subset(folder, task.label_names, part)
+        task.splits[f"subset-{part}"] = subset(folder, task.label_names, part, task.is_pair)
     object.__setattr__(task, "files", {s: sp.files[0] for s, sp in task.splits.items()})
 
 
@@ -358,21 +377,47 @@ def get_task(name: str) -> Task:
     return TASKS[name]
 
 
-@functools.lru_cache(maxsize=32)
 def _read_split(task_name: str, split_name: str) -> tuple[Example, ...]:
     task = get_task(task_name)
     if split_name not in task.splits:
         raise ConfigError(f"task '{task_name}' has no split '{split_name}'; it has {', '.join(task.splits)}")
     split = task.splits[split_name]
     if all(resources.has_data(f) for f in split.files):
-        return tuple(split.read([resources.data_root() / f for f in split.files]))
+        paths = tuple(resources.data_root() / f for f in split.files)
+        stamps = tuple((p.stat().st_size, p.stat().st_mtime_ns) for p in paths)  # a changed file is re-read
+        return _read_files(task_name, split_name, paths, stamps)
     if task.hub is not None and split_name in task.hub.splits:
-        return tuple(load_from_hub(task, split_name))
+        return _read_hub(task_name, split_name)
     missing = [f for f in split.files if not resources.has_data(f)]
     raise MissingResource(
         f"task {task_name}/{split_name} needs {missing} under ${resources.DATA_ENV} "
         f"and has no hub source for this split"
     )
+
+
+@functools.lru_cache(maxsize=32)
+def _read_files(task_name: str, split_name: str, paths: tuple[Path, ...], stamps: tuple) -> tuple[Example, ...]:
+    """Read and check a split once per set of files and their sizes and times (the data root is in the key)."""
+    task = get_task(task_name)
+    return _checked(task, split_name, tuple(task.splits[split_name].read(list(paths))), paths[0])
+
+
+@functools.lru_cache(maxsize=8)
+def _read_hub(task_name: str, split_name: str) -> tuple[Example, ...]:
+    task = get_task(task_name)
+    where = f"hub dataset {task.hub.path} ({task.hub.config})"
+    return _checked(task, split_name, tuple(load_from_hub(task, split_name)), where)
+
+
+def _checked(task: Task, split_name: str, examples: tuple[Example, ...], source) -> tuple[Example, ...]:
+    """No split is empty (it would fail only after a whole epoch) and a pair task never turns single-text."""
+    if not examples:
+        raise DataFormatError(source, None, f"no examples for {task.name}/{split_name}")
+    for ex in examples:  # the readers check this per record; this also covers the hub path
+        if ex.is_pair != task.is_pair:
+            kind = "a text pair" if ex.is_pair else "a single text"
+            raise DataFormatError(source, None, f"example {ex.id} is {kind}, but task {task.name} is not")
+    return examples
 
 
 def load_examples(

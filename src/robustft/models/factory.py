@@ -1,12 +1,19 @@
 """Backbone loading: any Hugging Face encoder for sequence classification, and tiny random BERTs.
 
-Weights load only from safetensors (`use_safetensors=True`): never unpickle a checkpoint.
+Weights load only from safetensors (`use_safetensors=True`): never unpickle a checkpoint. A model's own
+Python code never runs (`trust_remote_code=False` on every load, and a folder that needs its code is
+refused before transformers sees it). Every load failure is a one-line `ModelLoadError` naming the path.
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import torch
+from safetensors import SafetensorError
 from transformers import (
+    CONFIG_MAPPING,
     AutoConfig,
     AutoModelForSequenceClassification,
     AutoTokenizer,
@@ -20,13 +27,61 @@ from transformers import (
 from robustft import resources
 from robustft.errors import MissingResource
 
+PICKLE_WEIGHTS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
+LOAD_ERRORS = (OSError, ValueError, KeyError, TypeError, SafetensorError)  # what transformers raises for bad folders
+
+
+class ModelLoadError(MissingResource):
+    """A model, config or tokenizer cannot be loaded safely; the message names the path."""
+
+
+def check_model_folder(ref: str) -> None:
+    """Refuse, before transformers reads it, a local folder that needs its own code or has only pickles."""
+    folder = Path(ref)
+    if not folder.is_dir():
+        return  # a hub name: trust_remote_code=False still applies
+    config_file = folder / "config.json"
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelLoadError(f"cannot read {config_file}: {one_line(exc)}") from None
+    if not isinstance(config, dict):
+        raise ModelLoadError(f"{config_file} is not a JSON object")
+    model_type = config.get("model_type")
+    if "auto_map" in config and model_type not in CONFIG_MAPPING:
+        raise ModelLoadError(
+            f"model folder {folder} needs its own Python code (auto_map, model_type {model_type!r} unknown to "
+            f"transformers): robustft never runs a model's code (trust_remote_code=False)"
+        )
+    pickles = sorted(f.name for pattern in PICKLE_WEIGHTS for f in folder.glob(pattern))
+    if pickles and not list(folder.glob("*.safetensors")):
+        raise ModelLoadError(
+            f"model folder {folder} has only pickle weights ({', '.join(pickles)}): robustft loads safetensors "
+            f"only and never unpickles; convert it with save_pretrained(..., safe_serialization=True) where you "
+            f"trust it"
+        )
+
+
+def one_line(exc: BaseException) -> str:
+    if isinstance(exc, KeyError):  # str(KeyError) is only the key
+        return f"missing entry {exc} (a damaged or incompatible file)"
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def pretrained(cls, ref: str, what: str, name: str | None = None, **kwargs):
+    """`cls.from_pretrained(ref, trust_remote_code=False, **kwargs)`; any failure is one line naming the path."""
+    check_model_folder(ref)
+    try:
+        return cls.from_pretrained(ref, trust_remote_code=False, **kwargs)
+    except LOAD_ERRORS as exc:
+        shown = ref if name in (None, ref) else f"'{name}' ({ref})"
+        raise ModelLoadError(f"cannot load a {what} from {shown}: {one_line(exc)}") from None
+
 
 def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
     ref = resources.resolve_model(name_or_path)
-    try:
-        return AutoTokenizer.from_pretrained(ref)
-    except OSError as exc:
-        raise MissingResource(f"cannot load a tokenizer from '{name_or_path}' ({ref}): {exc}") from None
+    return pretrained(AutoTokenizer, ref, "tokenizer", name_or_path)
 
 
 def load_classifier(
@@ -38,17 +93,16 @@ def load_classifier(
     `config_overrides` are set on the config before the model is built (e.g. im_* settings).
     """
     ref = resources.resolve_model(name_or_path)
-    try:
-        config = AutoConfig.from_pretrained(ref)
-    except OSError as exc:
-        raise MissingResource(f"cannot load a model config from '{name_or_path}' ({ref}): {exc}") from None
+    config = pretrained(AutoConfig, ref, "model config", name_or_path)
     if label_names is not None and not _has_matching_head(config, label_names):
         config.num_labels = len(label_names)
         config.id2label = dict(enumerate(label_names))
         config.label2id = {n: i for i, n in enumerate(label_names)}
     for key, value in config_overrides.items():
         setattr(config, key, value)
-    model = AutoModelForSequenceClassification.from_pretrained(ref, config=config, use_safetensors=True)
+    model = pretrained(
+        AutoModelForSequenceClassification, ref, "model", name_or_path, config=config, use_safetensors=True
+    )
     if getattr(config, "im", None):  # a saved (or requested) IM/EX model: restore its connections
         from robustft.models.im import apply_from_config
 

@@ -61,7 +61,9 @@ def load_hub_mlm(name: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
 
     ref = resources.resolve_model(name)
     try:
-        model, info = AutoModelForMaskedLM.from_pretrained(ref, use_safetensors=True, output_loading_info=True)
+        model, info = AutoModelForMaskedLM.from_pretrained(
+            ref, use_safetensors=True, output_loading_info=True, trust_remote_code=False
+        )
     except (OSError, ValueError) as exc:
         raise MissingResource(f"cannot load a masked LM from '{name}': {exc}") from None
     prefix = model.base_model_prefix + "."
@@ -148,7 +150,7 @@ def minilm_mlm(seed: int = 0, head: str = "bert") -> tuple[BertForMaskedLM, PreT
     if head not in HEAD_KINDS:
         raise RobustftError(f"unknown masked-LM head kind '{head}'; known: {', '.join(HEAD_KINDS)}")
     folder = Path(resources.resolve_model("minilm"))
-    config = BertConfig.from_pretrained(folder)
+    config = BertConfig.from_pretrained(folder, trust_remote_code=False)
     torch.manual_seed(seed)
     model = BertForMaskedLM(config)
     if HEAD_KINDS[head] is not None:

@@ -1,22 +1,72 @@
 """Checkpoints that resume a run exactly: weights, optimizer, scheduler, RNG and loop position.
 
-Tensors go to safetensors and everything else to JSON, so nothing is ever unpickled. Each checkpoint is
-written to a temporary folder and renamed into place: a run killed mid-write keeps its last good one.
+Tensors go to safetensors and everything else to JSON, so nothing is ever unpickled.
+
+Layout: `<folder>/<seq>-step<step>/` holds one complete checkpoint; `<seq>` orders them. A checkpoint is
+written into `<name>.tmp/`, every file fsync'd, then `manifest.json` (size and sha256 of each file) is
+written last, the folder renamed into place and the parent fsync'd. Only then are checkpoints older than
+the newest `keep` removed. So at every instant of a save (a kill between any two system calls) the newest
+complete checkpoint is on disk, and resume finds it; one whose files do not match its manifest (truncated,
+damaged) is skipped with a warning for the one before it.
+
+Cost: one full write per checkpoint (no in-memory clone, no extra copy during the swap), plus one read
+back to hash it. How often is `CheckpointSchedule`'s job: by steps, by wall-clock time, or both.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
-import os
+import logging
 import random
+import re
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from robustft.atomic import atomic_write_json
+from robustft.atomic import WriteError, fsync_path, os_errors, write_file
+from robustft.errors import RobustftError
+
+log = logging.getLogger(__name__)
+
+FILES = ("weights.safetensors", "optimizer.safetensors", "rng.safetensors", "state.json")
+MANIFEST = "manifest.json"
+FORMAT = 2
+NAME = re.compile(r"^(\d{6,})-step(\d+)$")
+DEFAULT_KEEP = 2  # the newest and the one before it, to fall back to if the newest is damaged
+DEFAULT_EVERY_S = 600.0  # a kill loses at most ~10 minutes of training
+
+
+class CheckpointError(RobustftError):
+    """No checkpoint in a run folder can be loaded; the message lists what was tried."""
+
+
+class CheckpointSchedule:
+    """When to write a mid-epoch checkpoint: every `every_steps` optimizer steps and/or every `every_s`
+    seconds since the last save (0 turns a criterion off; both 0: only at epoch ends)."""
+
+    def __init__(self, every_steps: int = 0, every_s: float = DEFAULT_EVERY_S, clock=time.monotonic):
+        if every_steps < 0 or not every_s >= 0:
+            raise ValueError(f"checkpoint intervals must be >= 0, got every_steps={every_steps} every_s={every_s}")
+        self.every_steps, self.every_s, self.clock = every_steps, every_s, clock
+        self.last = clock()
+
+    def due(self, step: int) -> bool:
+        by_steps = self.every_steps > 0 and step % self.every_steps == 0
+        by_time = self.every_s > 0 and self.clock() - self.last >= self.every_s
+        return by_steps or by_time
+
+    def saved(self) -> None:
+        self.last = self.clock()
+
+
+# --- optimizer state as tensors + JSON -----------------------------------------------------------
 
 
 def _optimizer_tensors(optimizer) -> tuple[dict[str, torch.Tensor], dict]:
@@ -42,47 +92,217 @@ def _load_optimizer(optimizer, tensors: dict[str, torch.Tensor], meta: dict) -> 
     optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
 
 
-def save_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer, scheduler, loop_state: dict) -> None:
-    tmp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    weights = {
-        f"{name}/{k}": v.detach().contiguous().clone()
-        for name, module in modules.items()
-        for k, v in module.state_dict().items()
-    }
-    save_file(weights, tmp / "weights.safetensors")
+# --- finding checkpoints -------------------------------------------------------------------------
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _numbered(folder: Path) -> list[Path]:
+    """Format-2 checkpoints (with a manifest), newest first."""
+    if not folder.is_dir():
+        return []
+    return sorted(
+        (p for p in folder.iterdir() if p.is_dir() and NAME.match(p.name) and (p / MANIFEST).exists()),
+        key=lambda p: int(NAME.match(p.name).group(1)),
+        reverse=True,
+    )
+
+
+def _legacy(folder: Path) -> list[Path]:
+    """Format-1 checkpoints: files straight in `folder`, swapped through `.tmp` and `.old` siblings. A kill
+    between its two renames left only the siblings; `.tmp` got its state.json last, so with one it is
+    complete and the newest."""
+    candidates = (folder.with_name(folder.name + ".tmp"), folder, folder.with_name(folder.name + ".old"))
+    return [p for p in candidates if (p / "state.json").exists()]
+
+
+def complete_checkpoints(folder: Path) -> list[Path]:
+    """Checkpoints to try, newest first; format-1 ones (from before the manifest) come last."""
+    folder = Path(folder)
+    return _numbered(folder) + _legacy(folder)
+
+
+def has_checkpoint(folder: Path) -> bool:
+    return bool(complete_checkpoints(folder))
+
+
+def verify(checkpoint: Path) -> None:
+    """Raise CheckpointError unless every file matches the manifest's size and sha256."""
+    manifest_file = checkpoint / MANIFEST
+    if not manifest_file.exists():
+        return  # the layout before format 2 has no manifest: loading checks what it can
+    try:
+        manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+        files = manifest["files"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise CheckpointError(f"{manifest_file}: unreadable manifest ({exc})") from None
+    for name, expected in files.items():
+        path = checkpoint / name
+        if not path.exists():
+            raise CheckpointError(f"{path}: missing")
+        size = path.stat().st_size
+        if size != expected["bytes"]:
+            raise CheckpointError(f"{path}: {size} bytes, the manifest says {expected['bytes']} (truncated?)")
+        if _sha256(path) != expected["sha256"]:
+            raise CheckpointError(f"{path}: content does not match its sha256 in the manifest (damaged)")
+
+
+# --- save and load -------------------------------------------------------------------------------
+
+
+def _next_name(folder: Path, step: int) -> str:
+    numbers = [int(m.group(1)) for p in folder.iterdir() if (m := NAME.match(p.name.removesuffix(".tmp")))]
+    return f"{max(numbers, default=0) + 1:06d}-step{step}"
+
+
+def save_checkpoint(
+    folder: Path,
+    modules: dict[str, torch.nn.Module],
+    optimizer,
+    scheduler,
+    loop_state: dict,
+    keep: int = DEFAULT_KEEP,
+) -> Path:
+    """Write a new complete checkpoint under `folder`, then drop all but the newest `keep`; returns it.
+
+    A failure to write (disk full, read-only folder) raises WriteError naming the path; the previous
+    checkpoints are untouched and the partial one is removed.
+    """
+    if keep < 1:
+        raise ValueError(f"keep must be >= 1, got {keep}")
+    folder = Path(folder)
+    with os_errors(folder, "create checkpoint folder"):
+        folder.mkdir(parents=True, exist_ok=True)
+    final = folder / _next_name(folder, int(loop_state.get("step", 0)))
+    tmp = final.with_name(final.name + ".tmp")
+    try:
+        with os_errors(tmp, "write checkpoint"):
+            tmp.mkdir()
+            _write_files(tmp, modules, optimizer, scheduler, loop_state)
+            fsync_path(tmp)
+            tmp.rename(final)
+            fsync_path(folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _prune(folder, keep)
+    return final
+
+
+def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Tensors as safetensors accepts them, copying only those that share memory with an earlier one (tied
+    weights): safetensors copies each tensor into its buffer anyway, so a clone of everything is waste."""
+    seen: set[int] = set()
+    out = {}
+    for key, value in tensors.items():
+        value = value.detach()
+        storage = value.untyped_storage().data_ptr()
+        out[key] = value.clone() if storage in seen else value.contiguous()
+        seen.add(storage)
+    return out
+
+
+def _write_files(tmp: Path, modules, optimizer, scheduler, loop_state: dict) -> None:
+    weights = _unshared(
+        {f"{name}/{k}": v for name, module in modules.items() for k, v in module.state_dict().items()}
+    )
     opt_tensors, opt_meta = _optimizer_tensors(optimizer)
-    save_file(opt_tensors, tmp / "optimizer.safetensors")
-    save_file({"torch": torch.get_rng_state()}, tmp / "rng.safetensors")
     py_state = random.getstate()
     np_state = np.random.get_state()
     meta = {
+        "format": FORMAT,
         "optimizer": opt_meta,
         "scheduler": {k: v for k, v in scheduler.state_dict().items() if k != "lr_lambdas"},
         "python_rng": [py_state[0], list(py_state[1]), py_state[2]],
         "numpy_rng": [np_state[0], np_state[1].tolist(), *np_state[2:]],
         "loop": loop_state,
     }
-    atomic_write_json(tmp / "state.json", meta)
-    old = folder.with_name(folder.name + ".old")
-    if folder.exists():
-        os.replace(folder, old)
-    os.replace(tmp, folder)
-    shutil.rmtree(old, ignore_errors=True)
+    try:
+        save_file(weights, tmp / "weights.safetensors")
+        save_file(opt_tensors, tmp / "optimizer.safetensors")
+        save_file({"torch": torch.get_rng_state()}, tmp / "rng.safetensors")
+    except SafetensorError as exc:  # safetensors reports its I/O errors (ENOSPC, EROFS) this way
+        raise OSError(str(exc)) from None
+    write_file(tmp / "state.json", (json.dumps(meta, default=str) + "\n").encode("utf-8"))
+    for name in FILES[:3]:
+        fsync_path(tmp / name)
+    files = {name: {"bytes": (tmp / name).stat().st_size, "sha256": _sha256(tmp / name)} for name in FILES}
+    write_file(tmp / MANIFEST, (json.dumps({"format": FORMAT, "files": files}, indent=2) + "\n").encode("utf-8"))
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Remove all but the newest `keep` complete checkpoints, leftover partial ones and format-1 files."""
+    for old in _numbered(folder)[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
+    for partial in folder.glob("*.tmp"):
+        shutil.rmtree(partial, ignore_errors=True)
+    for legacy in _legacy(folder):  # superseded by the format-2 checkpoint just written
+        if legacy == folder:
+            for name in FILES:
+                with contextlib.suppress(OSError):
+                    (folder / name).unlink()
+        else:
+            shutil.rmtree(legacy, ignore_errors=True)
+
+
+def _read(checkpoint: Path) -> tuple[dict, dict, dict, torch.Tensor]:
+    """Everything in a checkpoint, checked, before anything is applied to the live objects."""
+    verify(checkpoint)
+    try:
+        weights = load_file(checkpoint / "weights.safetensors")
+        opt_tensors = load_file(checkpoint / "optimizer.safetensors")
+        rng = load_file(checkpoint / "rng.safetensors")["torch"]
+        meta = json.loads((checkpoint / "state.json").read_text(encoding="utf-8"))
+        for key in ("optimizer", "scheduler", "python_rng", "numpy_rng", "loop"):
+            meta[key]  # noqa: B018 - a KeyError here means a damaged state.json
+    except (OSError, SafetensorError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise CheckpointError(f"{checkpoint}: unreadable ({type(exc).__name__}: {exc})") from None
+    return weights, opt_tensors, meta, rng
 
 
 def load_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer, scheduler) -> dict:
-    weights = load_file(folder / "weights.safetensors")
-    for name, module in modules.items():
-        prefix = f"{name}/"
-        module.load_state_dict({k[len(prefix) :]: v for k, v in weights.items() if k.startswith(prefix)})
-    meta = json.loads((folder / "state.json").read_text(encoding="utf-8"))
-    _load_optimizer(optimizer, load_file(folder / "optimizer.safetensors"), meta["optimizer"])
-    scheduler.load_state_dict({**scheduler.state_dict(), **meta["scheduler"]})
-    torch.set_rng_state(load_file(folder / "rng.safetensors")["torch"])
-    version, internal, gauss = meta["python_rng"]
-    random.setstate((version, tuple(internal), gauss))
-    np_name, np_keys, *np_rest = meta["numpy_rng"]
-    np.random.set_state((np_name, np.array(np_keys, dtype=np.uint32), *np_rest))
-    return meta["loop"]
+    """Restore the newest checkpoint that loads, warning about any newer damaged one; returns the loop state.
+
+    Raises CheckpointError if `folder` holds none that loads.
+    """
+    problems = []
+    for checkpoint in complete_checkpoints(folder):
+        try:
+            weights, opt_tensors, meta, rng = _read(checkpoint)
+        except CheckpointError as exc:
+            log.warning("skipping damaged checkpoint: %s", exc)
+            problems.append(str(exc))
+            continue
+        if problems:
+            log.warning("resuming from the older checkpoint %s", checkpoint)
+        for name, module in modules.items():
+            prefix = f"{name}/"
+            module.load_state_dict({k[len(prefix) :]: v for k, v in weights.items() if k.startswith(prefix)})
+        _load_optimizer(optimizer, opt_tensors, meta["optimizer"])
+        scheduler.load_state_dict({**scheduler.state_dict(), **meta["scheduler"]})
+        torch.set_rng_state(rng)
+        version, internal, gauss = meta["python_rng"]
+        random.setstate((version, tuple(internal), gauss))
+        np_name, np_keys, *np_rest = meta["numpy_rng"]
+        np.random.set_state((np_name, np.array(np_keys, dtype=np.uint32), *np_rest))
+        return meta["loop"]
+    if problems:
+        raise CheckpointError(f"no checkpoint in {folder} loads: {'; '.join(problems)}")
+    raise CheckpointError(f"no complete checkpoint in {folder} (the first save was interrupted?)")
+
+
+__all__ = [
+    "CheckpointError",
+    "CheckpointSchedule",
+    "WriteError",
+    "complete_checkpoints",
+    "has_checkpoint",
+    "load_checkpoint",
+    "save_checkpoint",
+]

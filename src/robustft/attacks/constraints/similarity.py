@@ -46,8 +46,8 @@ class MiniLMEncoder:
         from robustft import resources
 
         self.path = resources.resolve_model(model)
-        self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-        self.model = AutoModel.from_pretrained(self.path, use_safetensors=True).eval()
+        self.tokenizer = AutoTokenizer.from_pretrained(self.path, trust_remote_code=False)
+        self.model = AutoModel.from_pretrained(self.path, use_safetensors=True, trust_remote_code=False).eval()
         self.torch = torch
 
     def encode(self, texts: list[str]) -> np.ndarray:

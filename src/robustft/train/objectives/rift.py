@@ -126,7 +126,9 @@ class RIFT(HullObjective):
 
         from robustft import resources
 
-        return AutoModel.from_pretrained(resources.resolve_model(ctx.model_name), use_safetensors=True)
+        return AutoModel.from_pretrained(
+            resources.resolve_model(ctx.model_name), use_safetensors=True, trust_remote_code=False
+        )
 
     def modules(self):
         return {"rift_heads": self.heads} if self.heads is not None else {}

@@ -1,0 +1,148 @@
+"""Probe robustft with bad input and count: tried / clean one-line error / traceback / accepted silently.
+
+Malformed data files (tests/bad_data_cases.py) are built in a temporary data root that mirrors the real
+one, read in-process through `robustft.data.tasks.load_examples`:
+  clean      a RobustftError whose message is one line and names a file of the split
+  traceback  any other exception (the CLI would print a traceback)
+  silent     examples were returned
+
+Bad CLI values (`--cli`, slower: one process each) run `python -m robustft.cli ...`:
+  clean      exit 2, no traceback on stderr
+  traceback  "Traceback" on stderr
+  silent     exit 0 (or any other status without a traceback)
+Extend CLI_CASES with more; each is (name, argv) with {model} and {out} placeholders.
+
+    ROBUSTFT_DATA=../shared/data PYTHONPATH=src python scripts/probe_bad_inputs.py [--cli] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from bad_data_cases import CASES, build  # noqa: E402
+
+SMALL_TRAIN = ["train", "--task", "sst2", "--model", "{model}", "--output_dir", "{out}", "--n_train", "16",
+               "--n_dev", "16", "--epochs", "1", "--quiet"]
+CLI_CASES: list[tuple[str, list[str]]] = [  # the lead's part of issue 15 (item 2): extend here
+    ("eval batch_size -4", ["eval", "--model", "{model}", "--task", "sst2", "-n", "16", "--batch_size", "-4"]),
+    ("eval batch_size 0", ["eval", "--model", "{model}", "--task", "sst2", "-n", "16", "--batch_size", "0"]),
+    ("eval n -3", ["eval", "--model", "{model}", "--task", "sst2", "-n", "-3"]),
+    ("eval max_length -5", ["eval", "--model", "{model}", "--task", "sst2", "-n", "16", "--max_length", "-5"]),
+    ("eval unknown split", ["eval", "--model", "{model}", "--task", "sst2", "--split", "nope"]),
+    ("eval missing model folder", ["eval", "--model", "./no/such/model", "--task", "sst2"]),
+    ("train lr inf", [*SMALL_TRAIN, "--lr", "inf"]),
+    ("train max_grad_norm nan", [*SMALL_TRAIN, "--max_grad_norm", "nan"]),
+    ("train dev_split test", [*SMALL_TRAIN, "--dev_split", "test"]),
+    ("train n_train beyond split", [*SMALL_TRAIN[:8], "--train_split", "kshot13-train", "--n_train", "1000",
+                                    "--n_dev", "16", "--epochs", "1", "--quiet"]),
+    ("train overwrite cwd", ["train", "--task", "foo", "--output_dir", ".", "--overwrite"]),
+]
+
+
+def classify_data(case, real_root: Path) -> tuple[str, str]:
+    from robustft.data import tasks
+    from robustft.errors import RobustftError
+
+    with tempfile.TemporaryDirectory() as tmp:
+        build(case, real_root, Path(tmp))
+        os.environ["ROBUSTFT_DATA"] = tmp
+        cache_clear = getattr(tasks._read_split, "cache_clear", None)
+        if cache_clear:  # robustft before issue 15 cached splits by (task, split), whatever the data root
+            cache_clear()
+        try:
+            examples = tasks.load_examples(case.task, case.split)
+        except RobustftError as exc:
+            message = str(exc)
+            named = [(Path(tmp) / f).name for f in tasks.get_task(case.task).splits[case.split].files]
+            if "\n" not in message and any(name in message for name in named):
+                return "clean", message
+            return "traceback", f"unclear error: {message!r}"
+        except Exception as exc:  # noqa: BLE001 - classifying, not handling
+            return "traceback", f"{type(exc).__name__}: {exc}"[:200]
+        finally:
+            os.environ["ROBUSTFT_DATA"] = str(real_root)
+        return "silent", f"{len(examples)} examples"
+
+
+def classify_cli(argv: list[str], model: str) -> tuple[str, str]:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as out:
+        sentinel = Path(out) / "not-robustft.txt"  # a file the command must never delete
+        sentinel.write_text("a user's file\n")
+        cmd = [sys.executable, "-m", "robustft.cli", *(a.format(model=model, out=out + "/run") for a in argv)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=out)
+        lost = "" if sentinel.exists() else "DELETED A FILE IT DID NOT WRITE; "
+    last = lost + (proc.stderr.strip().splitlines() or [""])[-1][:200]
+    if "Traceback" in proc.stderr:
+        return "traceback", last
+    if lost:
+        return "silent", f"exit {proc.returncode}: {last}"
+    if proc.returncode == 2:
+        return "clean", last
+    return "silent", f"exit {proc.returncode}: {last}"
+
+
+def tiny_model(folder: Path) -> str:
+    from robustft.models.factory import tiny_bert
+
+    model, tokenizer = tiny_bert(2, id2label={0: "negative", 1: "positive"}, label2id={"negative": 0, "positive": 1})
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def table(rows: list[dict], title: str) -> str:
+    counts = Counter(r["outcome"] for r in rows)
+    return (
+        f"| {title} | {len(rows)} | {counts['clean']} | {counts['traceback']} | {counts['silent']} |"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cli", action="store_true", help="also run the bad CLI values (one process each)")
+    parser.add_argument("--skip-data", action="store_true", help="only the CLI values")
+    parser.add_argument("--only", help="only the cases whose name contains this")
+    parser.add_argument("--json", help="write every case and its outcome to this file")
+    args = parser.parse_args()
+    real_root = Path(os.environ["ROBUSTFT_DATA"]).resolve()
+
+    data_rows = []
+    for case in [] if args.skip_data else CASES:
+        if args.only and args.only not in case.name:
+            continue
+        outcome, detail = classify_data(case, real_root)
+        data_rows.append({"kind": "data", "name": case.name, "outcome": outcome, "detail": detail})
+        print(f"{outcome:9s} {case.name}: {detail}", flush=True)
+    cli_rows = []
+    if args.cli:
+        with tempfile.TemporaryDirectory() as tmp:
+            model = tiny_model(Path(tmp) / "tiny")
+            for name, argv in CLI_CASES:
+                if args.only and args.only not in name:
+                    continue
+                outcome, detail = classify_cli(argv, model)
+                cli_rows.append({"kind": "cli", "name": name, "outcome": outcome, "detail": detail})
+                print(f"{outcome:9s} {name}: {detail}", flush=True)
+
+    print("\n| tried | n | clean one-line error | traceback | accepted silently or exit 0 |\n|---|---|---|---|---|")
+    if data_rows:
+        print(table(data_rows, "malformed data files"))
+    if cli_rows:
+        print(table(cli_rows, "bad CLI values"))
+    if args.json:
+        Path(args.json).write_text(json.dumps(data_rows + cli_rows, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
