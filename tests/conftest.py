@@ -10,6 +10,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("ROBUSTFT_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+os.environ["ROBUSTFT_DATA"] = str(Path(os.environ["ROBUSTFT_DATA"]).resolve())  # tests change the working dir
 
 
 @pytest.fixture(scope="session")

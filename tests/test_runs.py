@@ -98,21 +98,18 @@ def test_resume_refuses_changed_data_and_accepts_a_moved_model_with_the_same_fil
                                                                                    monkeypatch):
     root = tmp_path / "data"
     shutil.copytree(Path(tasks.resources.data_root()) / "sst2", root / "sst2")
-    monkeypatch.setenv("ROBUSTFT_DATA", str(root))
-    tasks._read_split.cache_clear()
-    try:
-        cfg = EvalConfig(model=tiny_model_dir, task="sst2", split="dev", n=5, output_dir=str(tmp_path / "e"),
-                         progress=False)
-        robustft.evaluate(cfg)
-        moved = tmp_path / "moved_model"
-        shutil.copytree(tiny_model_dir, moved)
-        robustft.evaluate(EvalConfig(**{**cfg.__dict__, "model": str(moved)}), resume=True)  # same files: accepted
-        dev = root / "sst2" / "dev.tsv"
-        dev.write_text(dev.read_text(encoding="utf-8").replace("\t", "\t ", 3), encoding="utf-8")
-        with pytest.raises(ConfigError, match="inputs changed: data/sst2/dev.tsv"):
-            robustft.evaluate(cfg, resume=True)
-    finally:
-        tasks._read_split.cache_clear()
+    monkeypatch.setenv("ROBUSTFT_DATA", str(root))  # the split cache follows the data root and its files
+    cfg = EvalConfig(model=tiny_model_dir, task="sst2", split="dev", n=5, output_dir=str(tmp_path / "e"),
+                     progress=False)
+    robustft.evaluate(cfg)
+    moved = tmp_path / "moved_model"
+    shutil.copytree(tiny_model_dir, moved)
+    robustft.evaluate(EvalConfig(**{**cfg.__dict__, "model": str(moved)}), resume=True)  # same files: accepted
+    dev = root / "sst2" / "dev.tsv"
+    lines = dev.read_text(encoding="utf-8").splitlines(keepends=True)
+    dev.write_text("".join(lines[:-1]), encoding="utf-8")  # one example less
+    with pytest.raises(ConfigError, match="inputs changed: data/sst2/dev.tsv"):
+        robustft.evaluate(cfg, resume=True)
 
 
 def test_two_processes_never_write_into_one_run_folder(tmp_path):

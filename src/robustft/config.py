@@ -52,7 +52,8 @@ class TrainConfig(RunSettings):
 
     verb: ClassVar[str] = "train"
     not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress",
-                                                      "checkpoint_every", "checkpoint_every_s", "log_every", "label"})
+                                                      "checkpoint_every", "checkpoint_every_s", "checkpoint_keep",
+                                                      "log_every", "label"})
 
     model: str = setting("minilm", "alias, local folder or hub name")
     task: str = setting("sst2", "task name (robustft methods lists them)")
@@ -79,7 +80,10 @@ class TrainConfig(RunSettings):
     method_args: dict[str, Any] = setting(help="settings of the method", factory=dict)
     arch: str = setting("plain", "plain, im (IM-BERT) or ex (EX-BERT)", choices=("plain", "im", "ex"))
     im: dict[str, Any] = setting(help="IM/EX connection settings (K, eta, dt, layers, form, grad)", factory=dict)
-    checkpoint_every: int = setting(200, "optimizer steps between checkpoints (0: only at epoch ends)", min=0)
+    checkpoint_every: int = setting(0, "optimizer steps between mid-epoch checkpoints (0: off)", min=0)
+    checkpoint_every_s: float = setting(600.0, "seconds between mid-epoch checkpoints (0: off; always at epoch ends)",
+                                        min=0.0)
+    checkpoint_keep: int = setting(2, "complete checkpoints kept (the older ones are the fallback)", min=1)
     log_every: int = setting(20, "optimizer steps between log lines", min=1)
     device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
     threads: int | None = setting(None, "torch CPU threads", min=1)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robustft.atomic import atomic_write_json, atomic_write_text
+from robustft.atomic import atomic_write_json, atomic_write_text, recover_folder
 from robustft.config import config_hash, hashed_settings
 from robustft.errors import ConfigError
 from robustft.version import __version__
@@ -266,6 +266,7 @@ def resolve(path: str | Path) -> Resolved:
     """A run folder means its best/ model and its training config; a model folder inside a run (…/best) finds its
     run too; anything else is a model reference (alias, folder, hub name)."""
     candidate = Path(path)
+    recover_folder(candidate / "best")  # a kill between the best model's two renames
     for run in (candidate, candidate.parent):
         saved = read_description(run) if (run / CONFIG).exists() else None
         if saved and saved.get("verb") == "train" and (run / "best" / CONFIG).exists():

@@ -17,6 +17,7 @@ import torch
 from tqdm.auto import tqdm
 
 from robustft import runs, runtime
+from robustft.atomic import os_errors, recover_folder, swap_folder
 from robustft.config import TrainConfig, config_hash, explicit_keys
 from robustft.data.batching import collate, encode, epoch_batches
 from robustft.data.digests import data_digests, model_digests
@@ -24,7 +25,7 @@ from robustft.data.tasks import get_task, load_examples
 from robustft.errors import ConfigError, RobustftError
 from robustft.models.factory import load_classifier
 from robustft.models.predict import accuracy
-from robustft.train.checkpoint import load_checkpoint, save_checkpoint
+from robustft.train.checkpoint import CheckpointSchedule, has_checkpoint, load_checkpoint, save_checkpoint
 from robustft.train.objectives.base import OBJECTIVES, TrainContext, build_objective
 from robustft.version import __version__
 
@@ -170,7 +171,9 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
     scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
 
     state = {"epoch": 0, "batch": 0, "step": 0, "best": None, "history": [], "train_time_s": 0.0, "examples": 0}
-    if resume and checkpoint_dir.exists():
+    recover_folder(run_dir / "best")  # a kill between the best model's two renames
+    schedule = CheckpointSchedule(cfg.checkpoint_every, cfg.checkpoint_every_s)
+    if resume and has_checkpoint(checkpoint_dir):
         state = load_checkpoint(checkpoint_dir, modules, optimizer, scheduler)
         log.info("resumed from step %d (epoch %d, batch %d)", state["step"], state["epoch"], state["batch"])
     elif resume:
@@ -227,10 +230,11 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
                     scheduler.get_last_lr()[0],
                     " ".join(f"{k} {v:.4f}" for k, v in logs.items()),
                 )
-            if cfg.checkpoint_every and state["step"] % cfg.checkpoint_every == 0 and b + 1 < len(order):
+            if schedule.due(state["step"]) and b + 1 < len(order):
                 state["train_time_s"] += time.perf_counter() - started
                 started = time.perf_counter()
-                save_checkpoint(checkpoint_dir, modules, optimizer, scheduler, state)
+                save_checkpoint(checkpoint_dir, modules, optimizer, scheduler, state, keep=cfg.checkpoint_keep)
+                schedule.saved()
         bar.close()
         state["train_time_s"] += time.perf_counter() - started
 
@@ -245,7 +249,8 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
             save_best(model, tokenizer, run_dir / "best")
             log.info("new best on dev: saved %s", run_dir / "best")
         state["epoch"], state["batch"] = epoch + 1, 0
-        save_checkpoint(checkpoint_dir, modules, optimizer, scheduler, state)
+        save_checkpoint(checkpoint_dir, modules, optimizer, scheduler, state, keep=cfg.checkpoint_keep)
+        schedule.saved()
 
     metrics = {
         "best": state["best"],
@@ -278,9 +283,10 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
 
 def save_best(model, tokenizer, folder: Path) -> None:
     """`save_pretrained` into a temporary folder, then swap it in: the best model is never half-written."""
+    recover_folder(folder)
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp, safe_serialization=True)
-    tokenizer.save_pretrained(tmp)
-    shutil.rmtree(folder, ignore_errors=True)
-    tmp.rename(folder)
+    with os_errors(tmp, "save the best model to"):
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+    swap_folder(tmp, folder)
