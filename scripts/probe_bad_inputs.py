@@ -46,6 +46,37 @@ CLI_CASES: list[tuple[str, list[str]]] = [  # the lead's part of issue 15 (item 
     ("train n_train beyond split", [*SMALL_TRAIN[:8], "--train_split", "kshot13-train", "--n_train", "1000",
                                     "--n_dev", "16", "--epochs", "1", "--quiet"]),
     ("train overwrite cwd", ["train", "--task", "foo", "--output_dir", ".", "--overwrite"]),
+    ("train overwrite cwd, valid config", ["train", "--output_dir", ".", "--overwrite", "--n_train", "8"]),
+    ("train epochs 0", [*SMALL_TRAIN, "--epochs", "0"]),
+    ("train batch_size -1", [*SMALL_TRAIN, "--batch_size", "-1"]),
+    ("train warmup_ratio 2", [*SMALL_TRAIN, "--warmup_ratio", "2"]),
+    ("train lr -1", [*SMALL_TRAIN, "--lr", "-1"]),
+    ("train precision fp8", [*SMALL_TRAIN, "--precision", "fp8"]),
+    ("train unknown method", [*SMALL_TRAIN, "--method", "nope"]),
+    ("train unknown arch", [*SMALL_TRAIN, "--arch", "resnet"]),
+    ("train on an AdvGLUE set", [*SMALL_TRAIN, "--task", "advglue-sst2", "--train_split", "dev"]),
+    ("train cuda without a GPU", [*SMALL_TRAIN, "--device", "cuda"]),
+    ("train threads 0", [*SMALL_TRAIN, "--threads", "0"]),
+    ("train unknown key", [*SMALL_TRAIN, "--epoch", "3"]),
+    ("eval unknown task", ["eval", "--model", "{model}", "--task", "nope"]),
+    ("eval no model", ["eval", "--task", "sst2"]),
+    ("eval model of another task", ["eval", "--model", "{model}", "--task", "rte", "-n", "4"]),
+    ("attack batch_size -1", ["attack", "--model", "{model}", "--split", "dev", "-n", "2", "--batch_size", "-1"]),
+    ("attack batch_size 0", ["attack", "--model", "{model}", "--split", "dev", "-n", "2", "--batch_size", "0"]),
+    ("attack max_length -5", ["attack", "--model", "{model}", "--split", "dev", "-n", "2", "--max_length", "-5"]),
+    ("attack n 0", ["attack", "--model", "{model}", "--split", "dev", "-n", "0"]),
+    ("attack query_budget 0", ["attack", "--model", "{model}", "--split", "dev", "-n", "2", "--query_budget", "0"]),
+    ("attack unknown recipe", ["attack", "--model", "{model}", "--split", "dev", "-n", "2", "--recipe", "nope"]),
+    ("attack unknown protocol", ["attack", "--model", "{model}", "--split", "dev", "-n", "2", "--protocol", "x"]),
+    ("attack unknown recipe setting", ["attack", "--model", "{model}", "--split", "dev", "-n", "2",
+                                       "--recipe_args.nope", "1"]),
+    ("attack model of another task", ["attack", "--model", "{model}", "--task", "rte", "--split", "dev", "-n", "2"]),
+    ("attack into a training run", ["attack", "--model", "{model}", "--split", "dev", "-n", "1", "--output_dir",
+                                    "{train_run}"]),
+    ("probe n 0", ["probe", "--models", "{model}", "-n", "0"]),
+    ("probe unknown perturbation", ["probe", "--models", "{model}", "--perturb", "xyz"]),
+    ("probe noise -1", ["probe", "--models", "{model}", "--noise", "-1"]),
+    ("probe no model", ["probe"]),
 ]
 
 
@@ -78,7 +109,12 @@ def classify_cli(argv: list[str], model: str) -> tuple[str, str]:
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as out:
         sentinel = Path(out) / "not-robustft.txt"  # a file the command must never delete
         sentinel.write_text("a user's file\n")
-        cmd = [sys.executable, "-m", "robustft.cli", *(a.format(model=model, out=out + "/run") for a in argv)]
+        train_run = Path(out) / "trained"
+        train_run.mkdir()
+        (train_run / "config.json").write_text(json.dumps({"robustft_run": 1, "verb": "train", "config": {},
+                                                           "hash": "x"}))
+        cmd = [sys.executable, "-m", "robustft.cli",
+               *(a.format(model=model, out=out + "/run", train_run=train_run) for a in argv)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=out)
         lost = "" if sentinel.exists() else "DELETED A FILE IT DID NOT WRITE; "
     last = lost + (proc.stderr.strip().splitlines() or [""])[-1][:200]
