@@ -271,3 +271,75 @@ def test_minilm_increment_k0_is_the_pretrained_model_and_round_trips(tmp_path):
     loaded, _ = load_classifier(str(tmp_path))
     assert torch.equal(logits(loaded, enc), expected)
     assert list(im_stats(loaded)) == ["layer 4", "layer 5", "layer 6"]
+
+
+class _Cubic(torch.nn.Module):
+    """A toy residual layer whose solve contracts for small inputs and overflows for large ones."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.tensor(0.5))
+        self.c = torch.nn.Parameter(torch.tensor(0.1))
+
+    def forward(self, u, attention_mask=None):
+        return self.a * u + self.c * u.pow(3)
+
+
+def _cubic_im(grad):
+    from robustft.models.im_layer import ImLayerStats, implicit_class
+
+    layer = _Cubic()
+    layer.__class__ = implicit_class(_Cubic)
+    layer.im_settings = ImSettings(K=3, eta=0.2, grad=grad)
+    layer.im_stats = ImLayerStats(layer=1)
+    return layer
+
+
+def _param_grads(layer, h, explicit=False):
+    layer.zero_grad(set_to_none=True)
+    out = _Cubic.forward(layer, h) if explicit else layer(h)  # the explicit step: F(h) in the increment form
+    out.pow(2).sum().backward()
+    return torch.stack([layer.a.grad, layer.c.grad])
+
+
+@pytest.mark.parametrize("grad", ["unrolled", "jfb", "explicit"])
+def test_a_blown_up_row_carries_the_explicit_gradient_and_spares_the_others(grad):
+    layer = _cubic_im(grad)
+    torch.manual_seed(0)
+    good, bad = 0.1 * torch.randn(1, 3, 4), 10 * torch.randn(1, 3, 4)
+    together = _param_grads(layer, torch.cat([good, bad]))
+    stats = layer.im_stats
+    assert stats.diverged == 1 and stats.nonfinite == 1  # only the large row blew up
+    assert torch.isfinite(together).all()
+    alone = _param_grads(layer, good)  # the good row solved on its own
+    assert layer.im_stats.diverged == 1  # and it does not diverge
+    assert torch.allclose(together, alone + _param_grads(layer, bad, explicit=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("grad", ["unrolled", "jfb"])
+def test_nonfinite_solves_leave_every_gradient_finite(grad):
+    model, tok = tiny_bert(seed=0)
+    enc = batch(tok)
+    labels = torch.tensor([1, 0])
+    model(**enc, labels=labels).loss.backward()
+    plain = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad(set_to_none=True)
+    convert(model, arch="im", K=2, eta=1e30, grad=grad)
+    model(**enc, labels=labels).loss.backward()
+    assert all(s["nonfinite"] == 2 for s in im_stats(model).values())
+    # every row fell back to the explicit step, which in the increment form with dt 1 is the plain layer
+    for name, p in model.named_parameters():
+        assert torch.isfinite(p.grad).all(), name
+        assert torch.allclose(p.grad, plain[name], atol=1e-6), name
+
+
+def test_k0_is_the_pretrained_model_bit_for_bit_also_in_training():
+    model, tok = tiny_bert(seed=0, hidden_dropout_prob=0.3, attention_probs_dropout_prob=0.3)
+    enc = batch(tok)
+    model.train()
+    torch.manual_seed(7)
+    plain = model(**enc).logits
+    for arch, extra in (("im", {"K": 0}), ("ex", {"dt": 1.0})):
+        convert(model, arch=arch, form="increment", **extra)
+        torch.manual_seed(7)
+        assert torch.equal(model(**enc).logits, plain), arch
