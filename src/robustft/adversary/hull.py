@@ -28,6 +28,7 @@ import torch.nn.functional as F
 
 from robustft.adversary.candidates import CandidateTable
 from robustft.adversary.embeds import forward_embeds
+from robustft.models.im import adversary_gradients
 
 MASKED_LOGIT = -500.0
 
@@ -93,34 +94,42 @@ def kaiming_logits(shape: tuple[int, ...], generator: torch.Generator | None = N
 
 
 def optimise_weights(model, batch: dict, table: CandidateTable, gain: Callable[[torch.Tensor], torch.Tensor],
-                     settings: HullSettings = HullSettings(), init: torch.Tensor | None = None) -> torch.Tensor:
+                     settings: HullSettings = HullSettings(), init: torch.Tensor | None = None,
+                     im_gradients: str = "exact") -> torch.Tensor:
     """Run the hull search; returns the detached weights [B, W, K] (on the simplex, zero on padded slots).
 
     `init` gives the starting logits (the attack seeds each example on its own); default Kaiming-normal.
+    `im_gradients`: "exact" (default, for attacks) differentiates IM layers through their K steps
+    (`robustft.models.im.exact_gradients`); "model" keeps the model's own, cheaper surrogate gradient.
     """
     was_training = model.training
     model.eval()
     try:
-        with torch.no_grad():
-            cand = candidate_embeddings(model, table)
-        if init is None:
-            init = kaiming_logits(tuple(table.slot_mask.shape))
-        logits = init.detach().clone().float().to(cand.device).requires_grad_()
-        optimizer = torch.optim.Adam([logits], lr=settings.lr, weight_decay=settings.weight_decay)
-        n_vectors = max(1, int((table.slot_mask.sum(-1) > 1).sum()))  # words that can move
-        norm = settings.entropy_norm if settings.entropy_norm is not None else n_vectors
-        for _ in range(settings.steps):
-            with torch.enable_grad():
-                weights = masked_weights(logits, table.slot_mask)
-                adv_logits = forward_embeds(model, batch, mix(cand, table, weights))
-                objective = gain(adv_logits) - settings.entropy_weight * weight_entropy(weights, table.slot_mask) / norm
-                (grad,) = torch.autograd.grad(-objective, logits)
-            optimizer.zero_grad(set_to_none=True)
-            logits.grad = grad
-            optimizer.step()
-        return masked_weights(logits.detach(), table.slot_mask)
+        with adversary_gradients(model, im_gradients):
+            return _search(model, batch, table, gain, settings, init)
     finally:
         model.train(was_training)
+
+
+def _search(model, batch, table, gain, settings, init) -> torch.Tensor:
+    with torch.no_grad():
+        cand = candidate_embeddings(model, table)
+    if init is None:
+        init = kaiming_logits(tuple(table.slot_mask.shape))
+    logits = init.detach().clone().float().to(cand.device).requires_grad_()
+    optimizer = torch.optim.Adam([logits], lr=settings.lr, weight_decay=settings.weight_decay)
+    n_vectors = max(1, int((table.slot_mask.sum(-1) > 1).sum()))  # words that can move
+    norm = settings.entropy_norm if settings.entropy_norm is not None else n_vectors
+    for _ in range(settings.steps):
+        with torch.enable_grad():
+            weights = masked_weights(logits, table.slot_mask)
+            adv_logits = forward_embeds(model, batch, mix(cand, table, weights))
+            objective = gain(adv_logits) - settings.entropy_weight * weight_entropy(weights, table.slot_mask) / norm
+            (grad,) = torch.autograd.grad(-objective, logits)
+        optimizer.zero_grad(set_to_none=True)
+        logits.grad = grad
+        optimizer.step()
+    return masked_weights(logits.detach(), table.slot_mask)
 
 
 def adversarial_embeddings(model, table: CandidateTable, weights: torch.Tensor) -> torch.Tensor:

@@ -14,6 +14,7 @@ from robustft.adversary.embeds import forward_embeds
 from robustft.adversary.hull import HullSettings, adversarial_embeddings, kl_gain, optimise_weights
 from robustft.data.batching import model_inputs
 from robustft.errors import ConfigError
+from robustft.models.im import ADVERSARY_GRAD_MODES
 from robustft.train.objectives.base import Objective, register_objective
 from robustft.train.objectives.embedding_attack import kl
 
@@ -21,7 +22,10 @@ from robustft.train.objectives.embedding_attack import kl
 class HullObjective(Objective):
     """Shared set-up of the objectives whose adversary is the ASCC hull (ASCC, RIFT)."""
 
-    def __init__(self, hull: HullSettings, slots: int = DEFAULT_SLOTS):
+    def __init__(self, hull: HullSettings, slots: int = DEFAULT_SLOTS, im_adversary_grad: str = "exact"):
+        if im_adversary_grad not in ADVERSARY_GRAD_MODES:
+            raise ConfigError(f"im_adversary_grad must be one of {ADVERSARY_GRAD_MODES}, not {im_adversary_grad!r}")
+        self.im_adversary_grad = im_adversary_grad
         self.hull = hull
         self.slots = slots
         self.candidates: CandidateBuilder | None = None
@@ -38,15 +42,17 @@ class HullObjective(Objective):
         table = self.candidates.build(batch)
         self.coverage["kept"] += table.kept
         self.coverage["dropped"] += table.dropped
-        weights = optimise_weights(model, batch, table, kl_gain(clean_logits), self.hull)
+        weights = optimise_weights(model, batch, table, kl_gain(clean_logits), self.hull,
+                                   im_gradients=self.im_adversary_grad)
         return adversarial_embeddings(model, table, weights)
 
 
 @register_objective("ascc")
 class ASCC(HullObjective):
     def __init__(self, beta: float = 4.0, entropy_weight: float = 10.0, steps: int = 5, lr: float = 1.0,
-                 weight_decay: float = 2e-5, entropy_norm: float | None = None, slots: int = DEFAULT_SLOTS):
-        super().__init__(HullSettings(steps, lr, weight_decay, entropy_weight, entropy_norm), slots)
+                 weight_decay: float = 2e-5, entropy_norm: float | None = None, slots: int = DEFAULT_SLOTS,
+                 im_adversary_grad: str = "exact"):
+        super().__init__(HullSettings(steps, lr, weight_decay, entropy_weight, entropy_norm), slots, im_adversary_grad)
         self.beta = beta
 
     def loss(self, model, batch):

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 from robustft.adversary.embeds import field_token_mask, forward_embeds
 from robustft.errors import ConfigError
+from robustft.models.im import ADVERSARY_GRAD_MODES, adversary_gradients
 from robustft.train.objectives.base import Objective
 
 
@@ -72,18 +73,20 @@ def step_delta(delta: torch.Tensor, grad: torch.Tensor, mask: torch.Tensor, s: D
 
 
 def ascend(model, batch: dict, embeds: torch.Tensor, mask: torch.Tensor, gain: Callable[[torch.Tensor], torch.Tensor],
-           s: DeltaSettings) -> torch.Tensor:
+           s: DeltaSettings, im_gradients: str = "exact") -> torch.Tensor:
     """PGD on the embeddings: maximise gain(logits) over delta; returns the detached final delta.
 
     Only delta receives gradients here (torch.autograd.grad), so the model's .grad stays untouched.
+    `im_gradients` "exact" differentiates IM layers through their K steps; "model" uses their own mode.
     """
     embeds = embeds.detach()
     delta = init_delta(embeds, mask, s)
-    for _ in range(s.steps):
-        delta.requires_grad_()
-        with torch.enable_grad():
-            (grad,) = torch.autograd.grad(gain(forward_embeds(model, batch, embeds + delta)), delta)
-        delta = step_delta(delta.detach(), grad, mask, s)
+    with adversary_gradients(model, im_gradients):
+        for _ in range(s.steps):
+            delta.requires_grad_()
+            with torch.enable_grad():
+                (grad,) = torch.autograd.grad(gain(forward_embeds(model, batch, embeds + delta)), delta)
+            delta = step_delta(delta.detach(), grad, mask, s)
     return delta
 
 
@@ -102,10 +105,13 @@ class EmbeddingObjective(Objective):
 
     scope: str = "all"
 
-    def __init__(self, scope: str = "all"):
+    def __init__(self, scope: str = "all", im_adversary_grad: str = "exact"):
         if scope not in ("all", "field"):
             raise ConfigError(f"scope must be 'all' or 'field', not {scope!r}")
+        if im_adversary_grad not in ADVERSARY_GRAD_MODES:
+            raise ConfigError(f"im_adversary_grad must be one of {ADVERSARY_GRAD_MODES}, not {im_adversary_grad!r}")
         self.scope = scope
+        self.im_adversary_grad = im_adversary_grad
         self.tokenizer = None
         self.task = None
 

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 
 from robustft.adversary.embeds import forward_embeds, word_embeddings
 from robustft.errors import ConfigError
+from robustft.models.im import adversary_gradients
 from robustft.train.objectives.base import register_objective
 from robustft.train.objectives.embedding_attack import DeltaSettings, EmbeddingObjective, init_delta, step_delta
 
@@ -29,8 +30,9 @@ class FreeLB(EmbeddingObjective):
     default_steps = 5
 
     def __init__(self, steps: int | None = None, step_size: float = 0.03, init_mag: float = 0.05,
-                 max_norm: float = 0.0, norm: str = "l2", scope: str = "all", accumulate: str = "inside"):
-        super().__init__(scope)
+                 max_norm: float = 0.0, norm: str = "l2", scope: str = "all", accumulate: str = "inside",
+                 im_adversary_grad: str = "exact"):
+        super().__init__(scope, im_adversary_grad)
         if accumulate not in ("inside", "graph"):
             raise ConfigError(f"accumulate must be 'inside' or 'graph', not {accumulate!r}")
         self.settings = DeltaSettings(steps or self.default_steps, step_size, init_mag, max_norm, norm)
@@ -43,6 +45,14 @@ class FreeLB(EmbeddingObjective):
         with torch.no_grad():
             delta = init_delta(word_embeddings(model, batch), mask, s)
         kept, done = [], 0.0
+        # the ascent's and the parameters' gradients come from the same forward: "exact" makes both exact
+        with adversary_gradients(model, self.im_adversary_grad):
+            loss_k, delta = self._steps(model, batch, labels, mask, delta, kept)
+        total = loss_k + sum(kept) + done
+        return total, {"adv_ce": total.item(), "delta_norm": delta.detach().flatten(1).norm(dim=1).mean().item()}
+
+    def _steps(self, model, batch, labels, mask, delta, kept):
+        s, done = self.settings, 0.0
         for k in range(s.steps):
             delta.requires_grad_()
             # Re-embed every step: each step's gradient reaches the embedding table, as in FreeLB.
@@ -58,8 +68,7 @@ class FreeLB(EmbeddingObjective):
                 (grad,) = torch.autograd.grad(loss_k, delta, retain_graph=True)
                 kept.append(loss_k)
             delta = step_delta(delta.detach(), grad, mask, s)
-        total = loss_k + sum(kept) + done  # `done` is a constant: it reports the full loss, adds no gradient
-        return total, {"adv_ce": total.item(), "delta_norm": delta.detach().flatten(1).norm(dim=1).mean().item()}
+        return loss_k + done, delta
 
 
 @register_objective("freelbpp")

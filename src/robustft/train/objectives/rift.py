@@ -88,8 +88,10 @@ class RIFT(HullObjective):
                  steps: int = 10, hull_lr: float = 1.0, hull_weight_decay: float = 2e-5,
                  entropy_weight: float = 15.0, entropy_norm: float | None = 300 * 128, slots: int = DEFAULT_SLOTS,
                  feature: str = "pooler", teacher: str = "pretrained", warmup: tuple[float, ...] | list = (0.1, 0.55),
-                 adv_ce: float = 0.0, conditional_mi: bool = True, l2_pretrained: float = 0.0):
-        super().__init__(HullSettings(steps, hull_lr, hull_weight_decay, entropy_weight, entropy_norm), slots)
+                 adv_ce: float = 0.0, conditional_mi: bool = True, l2_pretrained: float = 0.0,
+                 im_adversary_grad: str = "exact"):
+        super().__init__(HullSettings(steps, hull_lr, hull_weight_decay, entropy_weight, entropy_norm), slots,
+                         im_adversary_grad)
         if feature not in ("pooler", "cls", "mean"):
             raise ConfigError(f"feature must be 'pooler', 'cls' or 'mean', not {feature!r}")
         if teacher not in ("pretrained", "copy"):
