@@ -4,6 +4,7 @@ keep their promises (masks, norms, FreeLB's averaged gradient)."""
 import pytest
 import torch
 
+from robustft.adversary.embedding_delta import DeltaSettings, ascend, ce_gain, init_delta, step_delta
 from robustft.adversary.embeds import forward_embeds, word_embeddings
 from robustft.data.batching import collate, encode, model_inputs
 from robustft.data.example import Example
@@ -11,7 +12,6 @@ from robustft.data.tasks import get_task
 from robustft.models.factory import tiny_bert
 from robustft.train.objectives import OBJECTIVES, build_objective
 from robustft.train.objectives.base import TrainContext
-from robustft.train.objectives.embedding_attack import DeltaSettings, ascend, ce_gain, init_delta, step_delta
 
 NEIGHBORS = {"film": ["movie", "picture"], "plot": ["story", "storyline"], "was": ["is"], "the": ["this"]}
 POSITIVE, NEGATIVE = ["good", "great", "nice", "fine"], ["bad", "awful", "poor", "dull"]
@@ -68,20 +68,40 @@ def test_every_objective_fits_a_separable_task(method):
     assert accuracy(model, batch) == 1.0
 
 
-def test_freelb_inside_accumulation_matches_the_kept_graphs():
+def freelb_by_repeated_backward(model, batch, steps):
+    """FreeLB as its authors wrote it: backward at each of the K steps, gradients accumulating in .grad."""
+    s = DeltaSettings(steps=steps)
+    mask = batch["attention_mask"].float()
+    with torch.no_grad():
+        delta = init_delta(word_embeddings(model, batch), mask, s)
+    total = 0.0
+    for _ in range(steps):
+        delta.requires_grad_()
+        loss = torch.nn.functional.cross_entropy(
+            forward_embeds(model, batch, word_embeddings(model, batch) + delta).float(), batch["labels"]) / steps
+        loss.backward()
+        total += loss.item()
+        delta = step_delta(delta.detach(), delta.grad, mask, s)
+    return total
+
+
+@pytest.mark.parametrize("method", ["freelb", "freelbpp"])
+def test_freelb_returns_the_sum_of_its_steps_and_leaves_backward_to_the_loop(method):
     model, tok = tiny_bert(2, seed=1)
     batch = sentiment_batch(tok)
-    grads = []
-    for mode in ("inside", "graph"):
-        objective = build_objective("freelb", {"accumulate": mode, "steps": 3})
+    torch.manual_seed(5)
+    reference_loss = freelb_by_repeated_backward(model, batch, 3)
+    reference = [p.grad.clone() for p in model.parameters()]
+    for accumulate in ("graph", "grads"):
         model.zero_grad(set_to_none=True)
+        objective = build_objective(method, {"steps": 3, "accumulate": accumulate})
         torch.manual_seed(5)
-        loss, _ = objective.loss(model, batch)
-        loss.backward()
-        grads.append(([p.grad.clone() for p in model.parameters()], loss.item()))
-    for a, b in zip(grads[0][0], grads[1][0], strict=True):
-        assert torch.allclose(a, b, atol=1e-6)
-    assert grads[0][1] == pytest.approx(grads[1][1], rel=1e-6)
+        loss, logs = objective.loss(model, batch)
+        assert all(p.grad is None for p in model.parameters())  # loss() never calls backward
+        assert loss.item() == pytest.approx(reference_loss, rel=1e-5) and logs["adv_ce"] == pytest.approx(loss.item())
+        (loss / 2).backward()  # the loop's scaling for gradient accumulation reaches every step
+        for got, want in zip((p.grad for p in model.parameters()), reference, strict=True):
+            assert torch.allclose(2 * got, want, atol=1e-6), accumulate
 
 
 def test_inner_adversary_leaves_parameter_gradients_alone():
@@ -127,7 +147,8 @@ def test_unknown_options_are_config_errors():
 
     with pytest.raises(ConfigError):
         build_objective("pgd", {"norm": "l1"})
-    with pytest.raises(ConfigError):
-        build_objective("freelb", {"accumulate": "later"})
+    for removed in ("inside", "later"):  # "inside" called backward within loss(): gone
+        with pytest.raises(ConfigError):
+            build_objective("freelb", {"accumulate": removed})
     with pytest.raises(ConfigError):
         build_objective("rift", {"no_such_option": 1})

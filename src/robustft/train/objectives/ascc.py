@@ -10,21 +10,20 @@ from __future__ import annotations
 import torch.nn.functional as F
 
 from robustft.adversary.candidates import DEFAULT_SLOTS, CandidateBuilder
+from robustft.adversary.embedding_delta import kl
 from robustft.adversary.embeds import forward_embeds
 from robustft.adversary.hull import HullSettings, adversarial_embeddings, kl_gain, optimise_weights
 from robustft.data.batching import model_inputs
 from robustft.errors import ConfigError
-from robustft.models.im import ADVERSARY_GRAD_MODES
 from robustft.train.objectives.base import Objective, register_objective
-from robustft.train.objectives.embedding_attack import kl
+from robustft.train.objectives.embedding import check_adversary_grad
 
 
 class HullObjective(Objective):
     """Shared set-up of the objectives whose adversary is the ASCC hull (ASCC, RIFT)."""
 
     def __init__(self, hull: HullSettings, slots: int = DEFAULT_SLOTS, im_adversary_grad: str = "exact"):
-        if im_adversary_grad not in ADVERSARY_GRAD_MODES:
-            raise ConfigError(f"im_adversary_grad must be one of {ADVERSARY_GRAD_MODES}, not {im_adversary_grad!r}")
+        check_adversary_grad(im_adversary_grad)
         self.im_adversary_grad = im_adversary_grad
         self.hull = hull
         self.slots = slots

@@ -56,8 +56,6 @@ class Objective:
     class_balanced_batches: ClassVar[bool] = False
     # Weight decay for an extra module by its modules() name (e.g. RIFT's heads); others use the config's.
     module_weight_decay: ClassVar[dict[str, float]] = {}
-    # Objectives that call backward inside loss() (FreeLB) scale it; the loop sets 1 / grad_accum.
-    backward_scale: float = 1.0
 
     def setup(self, model: nn.Module, ctx: TrainContext) -> None:
         """Called once before training (build teachers, heads, candidate tables)."""

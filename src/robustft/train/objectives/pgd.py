@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import torch.nn.functional as F
 
+from robustft.adversary.embedding_delta import DeltaSettings, ascend, ce_gain
 from robustft.adversary.embeds import forward_embeds, word_embeddings
 from robustft.data.batching import model_inputs
 from robustft.train.objectives.base import register_objective
-from robustft.train.objectives.embedding_attack import DeltaSettings, EmbeddingObjective, ascend, ce_gain
+from robustft.train.objectives.embedding import EmbeddingObjective
 
 
 @register_objective("pgd")

@@ -30,13 +30,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from robustft.adversary.candidates import DEFAULT_SLOTS
+from robustft.adversary.embedding_delta import kl
 from robustft.adversary.embeds import forward_embeds
 from robustft.adversary.hull import HullSettings
 from robustft.data.batching import model_inputs
 from robustft.errors import ConfigError
 from robustft.train.objectives.ascc import HullObjective
 from robustft.train.objectives.base import register_objective
-from robustft.train.objectives.embedding_attack import kl
 
 RIFT_TRAIN_PRESETS = {
     "rift-imdb": {"batch_size": 32, "max_length": 300, "lr": 2e-5, "epochs": 20, "seed": 0},

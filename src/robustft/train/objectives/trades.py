@@ -7,9 +7,10 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from robustft.adversary.embedding_delta import DeltaSettings, ascend, kl
 from robustft.adversary.embeds import forward_embeds, word_embeddings
 from robustft.train.objectives.base import register_objective
-from robustft.train.objectives.embedding_attack import DeltaSettings, EmbeddingObjective, ascend, kl
+from robustft.train.objectives.embedding import EmbeddingObjective
 
 
 @register_objective("trades")
