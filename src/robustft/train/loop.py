@@ -26,6 +26,7 @@ from robustft.evaluate.clean import accuracy, autocast
 from robustft.models.factory import load_classifier
 from robustft.train.checkpoint import load_checkpoint, save_checkpoint
 from robustft.train.objectives.base import TrainContext, build_objective
+from robustft.train.optim import build_optimizer
 from robustft.train.run_folder import describe_run, init_logging
 
 log = logging.getLogger("robustft.train")
@@ -50,27 +51,6 @@ def apply_arch(model, cfg: TrainConfig):
     from robustft.models.im import convert
 
     return convert(model, arch=cfg.arch, **cfg.im)
-
-
-def build_optimizer(modules: dict, cfg: TrainConfig, total_steps: int, module_weight_decay: dict | None = None):
-    """AdamW: no decay on biases and LayerNorms; `module_weight_decay` overrides the rate per module name."""
-    groups: dict[float, list] = {}
-    for module_name, module in modules.items():
-        rate = (module_weight_decay or {}).get(module_name.removeprefix("objective."), cfg.weight_decay)
-        for name, p in module.named_parameters():
-            if p.requires_grad:
-                groups.setdefault(0.0 if p.ndim < 2 or "LayerNorm" in name else rate, []).append(p)
-    optimizer = torch.optim.AdamW(
-        [{"params": params, "weight_decay": rate} for rate, params in sorted(groups.items())], lr=cfg.lr
-    )
-    warmup = int(cfg.warmup_ratio * total_steps)
-
-    def schedule(step: int) -> float:  # linear warm-up, then linear decay to 0
-        if step < warmup:
-            return (step + 1) / (warmup + 1)
-        return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
-
-    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
 
 
 def run_dir_for(cfg: TrainConfig) -> Path:
@@ -126,7 +106,7 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
         epoch_batches(items, cfg.batch_size, cfg.seed, 0, cfg.group_by_length, objective.class_balanced_batches)
     )
     steps_per_epoch = math.ceil(batches_per_epoch / cfg.grad_accum)
-    optimizer, scheduler = build_optimizer(modules, cfg, steps_per_epoch * cfg.epochs, objective.module_weight_decay)
+    optimizer, scheduler = build_optimizer(modules, cfg, steps_per_epoch, objective)
     objective.backward_scale = 1.0 / cfg.grad_accum
 
     state = {"epoch": 0, "batch": 0, "step": 0, "best": None, "history": [], "train_time_s": 0.0, "examples": 0}

@@ -1,6 +1,6 @@
 """RIFT: Robust Informative Fine-Tuning (Dong et al., NeurIPS 2021), SPEC section 2.
 
-    L = CE(z_clean, y) + w_e * (beta * KL(p_clean || p_adv) + alpha * mean_c InfoNCE_c) [+ options]
+    L = CE(z_clean, y) + beta * KL(p_clean || p_adv) + alpha * mean_c InfoNCE_c [+ options]
 
 The adversary is the ASCC hull (`robustft.adversary.hull`, 10 Adam steps, entropy weight 15 / (300*128)).
 InfoNCE_c, for each class c in the batch: student features S (pooled output of the model on the
@@ -8,9 +8,11 @@ adversarial embedding) and teacher features T (pooled output of the frozen pre-t
 clean input, no gradient) go through that class's two trainable heads (hidden->512->ReLU->256, L2
 normalised); each teacher feature must pick its own student among the students of class c (tau 0.2).
 
-w_e is the warm-up factor of epoch e (0.1, then 0.55, then 1). The SPEC gives the factors but not what
-they multiply; we apply them to the two regularisers (our reading, documented in docs/rift.md). The loop
-calls `on_epoch_start(epoch)`; without that call w_e = 1.
+The release's warm-up scales the learning rate: 0.1 in epoch 0, 0.55 in epoch 1, then 1
+(`WarmupMultiStepLR(optimizer, (50, 80), 0.1, 0.1, 2, 'linear')` stepped per epoch in rift_train.py; its
+milestones 50 and 80 lie beyond the 20 epochs). `lr_factor(epoch)` hands these factors to the loop's
+schedule (`robustft.train.optim`). Weight decay (`weight_decay()`): 0 on the encoder, 2e-4 on every other
+parameter, biases and LayerNorms included (the classifier head and the InfoNCE heads).
 
 Off in the release, options here: `adv_ce` (weight of CE on the adversarial logits), `conditional_mi=False`
 (one head pair and negatives from the whole batch), `l2_pretrained` (weight of ||theta - theta_0||^2 to the
@@ -42,7 +44,7 @@ RIFT_TRAIN_PRESETS = {
     "rift-imdb": {"batch_size": 32, "max_length": 300, "lr": 2e-5, "epochs": 20, "seed": 0},
     "rift-snli": {"batch_size": 120, "max_length": 80, "lr": 2e-5, "epochs": 20, "seed": 0},
 }
-HEAD_WEIGHT_DECAY = 2e-4  # the release: 2e-4 on the heads, 0 on the encoder
+HEAD_WEIGHT_DECAY = 2e-4  # the release: 2e-4 on every non-encoder parameter (biases included), 0 on the encoder
 
 
 def projection_head(hidden: int, inner: int = 512, out: int = 256) -> nn.Module:
@@ -81,7 +83,6 @@ def info_nce(students: torch.Tensor, teachers: torch.Tensor, tau: float) -> torc
 @register_objective("rift")
 class RIFT(HullObjective):
     class_balanced_batches = True
-    module_weight_decay = {"rift_heads": HEAD_WEIGHT_DECAY}
     default_beta, default_alpha = 10.0, 0.1
 
     def __init__(self, beta: float | None = None, alpha: float | None = None, tau: float = 0.2,
@@ -99,8 +100,8 @@ class RIFT(HullObjective):
         self.beta = self.default_beta if beta is None else beta
         self.alpha = self.default_alpha if alpha is None else alpha
         self.tau, self.feature, self.teacher_source = tau, feature, teacher
-        self.warmup = tuple(warmup)
-        self.warm = 1.0
+        self.warmup = tuple(float(f) for f in warmup)
+        self.encoder_prefix: str | None = None
         self.adv_ce, self.conditional_mi, self.l2_pretrained = adv_ce, conditional_mi, l2_pretrained
         self.teacher: nn.Module | None = None
         self.heads: nn.ModuleDict | None = None
@@ -108,6 +109,7 @@ class RIFT(HullObjective):
 
     def setup(self, model, ctx) -> None:
         super().setup(model, ctx)
+        self.encoder_prefix = model.base_model_prefix
         self.teacher = self._load_teacher(model, ctx).to(ctx.device).eval()
         for p in self.teacher.parameters():
             p.requires_grad_(False)
@@ -133,8 +135,15 @@ class RIFT(HullObjective):
     def modules(self):
         return {"rift_heads": self.heads} if self.heads is not None else {}
 
-    def on_epoch_start(self, epoch: int) -> None:
-        self.warm = self.warmup[epoch] if epoch < len(self.warmup) else 1.0
+    def lr_factor(self, epoch: int) -> float:
+        return self.warmup[epoch] if epoch < len(self.warmup) else 1.0
+
+    def weight_decay(self, module_name, param_name, param, default) -> float:
+        """0 on the encoder (the model's base model), HEAD_WEIGHT_DECAY on every other parameter."""
+        if self.encoder_prefix is None:
+            raise ConfigError("method 'rift' needs setup() before its optimizer is built")
+        on_encoder = module_name == "model" and param_name.startswith(self.encoder_prefix + ".")
+        return 0.0 if on_encoder else HEAD_WEIGHT_DECAY
 
     def mutual_information_loss(self, students, teachers, labels) -> torch.Tensor:
         if not self.conditional_mi:
@@ -162,8 +171,8 @@ class RIFT(HullObjective):
         ce = F.cross_entropy(clean_logits.float(), labels)
         robust = kl(clean_logits, adv_logits)
         mi = self.mutual_information_loss(students, teachers.detach(), labels)
-        loss = ce + self.warm * (self.beta * robust + self.alpha * mi)
-        logs = {"ce": ce.item(), "kl": robust.item(), "infonce": mi.item(), "warm": self.warm}
+        loss = ce + self.beta * robust + self.alpha * mi
+        logs = {"ce": ce.item(), "kl": robust.item(), "infonce": mi.item()}
         if self.adv_ce:
             adv = F.cross_entropy(adv_logits.float(), labels)
             loss = loss + self.adv_ce * adv
