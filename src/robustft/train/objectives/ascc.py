@@ -54,6 +54,12 @@ class ASCC(HullObjective):
         super().__init__(HullSettings(steps, lr, weight_decay, entropy_weight, entropy_norm), slots, im_adversary_grad)
         self.beta = beta
 
+    @classmethod
+    def preset(cls, task):
+        # TextDefender's ASCC: alpha (entropy weight) 10, beta 4, 5 steps, entropy averaged over batch x length
+        return {"method_args": {"beta": 4.0, "entropy_weight": 10.0, "steps": 5, "entropy_norm": "tokens",
+                                "im_adversary_grad": "exact"}}
+
     def loss(self, model, batch):
         clean_logits = model(**model_inputs(batch)).logits
         adv_logits = forward_embeds(model, batch, self.adversarial_embeds(model, batch, clean_logits))

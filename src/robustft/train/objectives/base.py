@@ -57,6 +57,13 @@ class Objective:
     # Weight decay for an extra module by its modules() name; others use the config's (see weight_decay()).
     module_weight_decay: ClassVar[dict[str, float]] = {}
 
+    @classmethod
+    def preset(cls, task: str) -> dict[str, Any]:
+        """The method's published recipe for training on `task`, as TrainConfig keys (e.g. {"lr": 2e-5,
+        "epochs": 20, "method_args": {...}}). The config builder applies each key the user did not set
+        and records the applied preset. Empty: no published recipe, the loop's defaults."""
+        return {}
+
     def setup(self, model: nn.Module, ctx: TrainContext) -> None:
         """Called once before training (build teachers, heads, candidate tables)."""
 

@@ -36,6 +36,16 @@ class FreeLB(EmbeddingObjective):
         self.settings = DeltaSettings(steps or self.default_steps, step_size, init_mag, max_norm, norm)
         self.accumulate = accumulate
 
+    @classmethod
+    def preset(cls, task):
+        # TextDefender's FreeLB settings: step 0.03, init 0.05, no norm bound (5 steps for FreeLB)
+        return {"method_args": {"steps": cls.preset_steps(task), "step_size": 0.03, "init_mag": 0.05,
+                                "max_norm": 0.0, "im_adversary_grad": "exact"}}
+
+    @classmethod
+    def preset_steps(cls, task: str) -> int:
+        return cls.default_steps
+
     def loss(self, model, batch):
         labels, k = batch["labels"], self.settings.steps
         losses, delta = free_steps(model, batch, self.perturb_mask(batch),
@@ -50,3 +60,8 @@ class FreeLBPlusPlus(FreeLB):
     """FreeLB++: no norm bound and more steps (10 by default: TextDefender's IMDB setting)."""
 
     default_steps = 10
+    TEXTDEFENDER_STEPS = {"imdb": 10, "sst2": 30, "ag_news": 30}  # SPEC section 3
+
+    @classmethod
+    def preset_steps(cls, task: str) -> int:
+        return cls.TEXTDEFENDER_STEPS.get(task, cls.default_steps)

@@ -26,6 +26,12 @@ class PGD(EmbeddingObjective):
         self.settings = DeltaSettings(steps, step_size, init_mag, max_norm, norm)
         self.clean_weight = clean_weight
 
+    @classmethod
+    def preset(cls, task):
+        # TextDefender's PGD settings (this file's defaults); the IM gradient choice is ours, recorded
+        return {"method_args": {"steps": 5, "step_size": 0.03, "init_mag": 0.05, "max_norm": 0.0,
+                                "im_adversary_grad": "exact"}}
+
     def loss(self, model, batch):
         labels = batch["labels"]
         embeds = word_embeddings(model, batch)

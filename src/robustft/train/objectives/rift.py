@@ -18,8 +18,9 @@ Off in the release, options here: `adv_ce` (weight of CE on the adversarial logi
 (one head pair and negatives from the whole batch), `l2_pretrained` (weight of ||theta - theta_0||^2 to the
 teacher's weights). Mixout is not implemented.
 
-Presets: `rift-imdb` (beta 10, alpha 0.1) and `rift-snli` (beta 5, alpha 0.7); the training settings of
-the release are in RIFT_TRAIN_PRESETS (batch, max length, lr, epochs) for the CLI to apply.
+Presets: `rift-imdb` and `rift-snli` are the release's two recipes (`preset()`: beta, alpha, lr 2e-5,
+batch 32 / 120, max length 300 / 80, 20 epochs, constant LR after the warm-up); `rift` takes the recipe of
+its task (IMDB or SNLI) and has none for other tasks.
 """
 
 from __future__ import annotations
@@ -40,9 +41,13 @@ from robustft.errors import ConfigError
 from robustft.train.objectives.ascc import HullObjective
 from robustft.train.objectives.base import register_objective
 
-RIFT_TRAIN_PRESETS = {
-    "rift-imdb": {"batch_size": 32, "max_length": 300, "lr": 2e-5, "epochs": 20, "seed": 0},
-    "rift-snli": {"batch_size": 120, "max_length": 80, "lr": 2e-5, "epochs": 20, "seed": 0},
+# The release's training recipes (rift_train.py): AdamW lr 2e-5, 20 epochs, the LR warm-up of lr_factor()
+# and no other schedule (its MultiStep milestones 50 and 80 are never reached), weight decay by weight_decay().
+RELEASE_RECIPES = {
+    "imdb": {"lr": 2e-5, "batch_size": 32, "max_length": 300, "epochs": 20, "warmup_ratio": 0.0,
+             "lr_schedule": "constant", "method_args": {"beta": 10.0, "alpha": 0.1}},
+    "snli": {"lr": 2e-5, "batch_size": 120, "max_length": 80, "epochs": 20, "warmup_ratio": 0.0,
+             "lr_schedule": "constant", "method_args": {"beta": 5.0, "alpha": 0.7}},
 }
 HEAD_WEIGHT_DECAY = 2e-4  # the release: 2e-4 on every non-encoder parameter (biases included), 0 on the encoder
 
@@ -106,6 +111,10 @@ class RIFT(HullObjective):
         self.teacher: nn.Module | None = None
         self.heads: nn.ModuleDict | None = None
         self.teacher_bytes = 0
+
+    @classmethod
+    def preset(cls, task):
+        return _recipe(task)
 
     def setup(self, model, ctx) -> None:
         super().setup(model, ctx)
@@ -194,13 +203,28 @@ class RIFT(HullObjective):
 
 @register_objective("rift-imdb")
 class RiftImdb(RIFT):
-    """The release's IMDB recipe: beta 10, alpha 0.1 (train with RIFT_TRAIN_PRESETS['rift-imdb'])."""
+    """The release's IMDB recipe (on any task): beta 10, alpha 0.1, batch 32, max length 300."""
 
     default_beta, default_alpha = 10.0, 0.1
+
+    @classmethod
+    def preset(cls, task):
+        return _recipe("imdb")
 
 
 @register_objective("rift-snli")
 class RiftSnli(RIFT):
-    """The release's SNLI recipe: beta 5, alpha 0.7 (train with RIFT_TRAIN_PRESETS['rift-snli'])."""
+    """The release's SNLI recipe (on any task): beta 5, alpha 0.7, batch 120, max length 80."""
 
     default_beta, default_alpha = 5.0, 0.7
+
+    @classmethod
+    def preset(cls, task):
+        return _recipe("snli")
+
+
+def _recipe(task: str) -> dict:
+    recipe = RELEASE_RECIPES.get(task)
+    if recipe is None:
+        return {}
+    return {**recipe, "method_args": {**recipe["method_args"], "im_adversary_grad": "exact"}}

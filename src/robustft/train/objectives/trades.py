@@ -23,6 +23,11 @@ class TRADES(EmbeddingObjective):
         self.beta = beta
         self.settings = DeltaSettings(steps, step_size, init_mag, max_norm, norm, init="normal")
 
+    @classmethod
+    def preset(cls, task):
+        # TRADES' beta (Zhang et al. 2019); the text adversary's steps have no published recipe (our defaults)
+        return {"method_args": {"beta": 6.0, "im_adversary_grad": "exact"}}
+
     def loss(self, model, batch):
         labels = batch["labels"]
         embeds = word_embeddings(model, batch)
