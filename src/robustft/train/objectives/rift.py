@@ -170,7 +170,7 @@ class RIFT(HullObjective):
             raise ConfigError("method 'rift' needs setup() (teacher, heads, candidates) before the first batch")
         labels, inputs = batch["labels"], model_inputs(batch)
         clean_logits = model(**inputs).logits
-        adv_embeds = self.adversarial_embeds(model, batch, clean_logits)
+        adv_embeds = self.adversarial_embeds(model, batch)
         with tap(model.base_model) as seen:
             adv_logits = forward_embeds(model, batch, adv_embeds)
         students = pooled_features(seen["out"], batch["attention_mask"], self.feature)
