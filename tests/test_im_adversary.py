@@ -43,9 +43,9 @@ def input_gradient(model, batch):
 def test_exact_gradients_switches_every_im_layer_and_restores_it():
     model, tok = tiny_bert(seed=0, initializer_range=0.2)
     batch = batch_of(tok)
-    convert(model, arch="im", grad="unrolled", **FAR)
+    convert(model, arch="im", layers="all", grad="unrolled", **FAR)
     exact = input_gradient(model, batch)
-    convert(model, arch="im", grad="explicit", **FAR)
+    convert(model, arch="im", layers="all", grad="explicit", **FAR)
     surrogate = input_gradient(model, batch)
     assert not torch.allclose(surrogate, exact, atol=1e-4)
     with exact_gradients(model) as switched:
@@ -57,7 +57,7 @@ def test_exact_gradients_switches_every_im_layer_and_restores_it():
         raise RuntimeError("the block failed")
     assert all(layer.im_settings.grad == "explicit" for layer in encoder_layers(model))
     for arch in ("plain", "ex"):
-        convert(model, arch=arch)
+        convert(model, arch=arch, layers="all")
         with exact_gradients(model) as switched:
             assert switched is False
 
@@ -71,9 +71,9 @@ def _hull_weights(model, tok, **kwargs):
 
 def test_white_box_hull_search_uses_exact_gradients_by_default():
     model, tok = tiny_bert(seed=0, initializer_range=0.2)
-    convert(model, arch="im", grad="unrolled", **FAR)
+    convert(model, arch="im", layers="all", grad="unrolled", **FAR)
     reference = _hull_weights(model, tok)
-    convert(model, arch="im", grad="explicit", **FAR)
+    convert(model, arch="im", layers="all", grad="explicit", **FAR)
     assert torch.allclose(_hull_weights(model, tok), reference, atol=1e-5)
     assert not torch.allclose(_hull_weights(model, tok, im_gradients="model"), reference, atol=1e-3)
     with pytest.raises(ConfigError):
@@ -84,7 +84,7 @@ def test_white_box_hull_search_uses_exact_gradients_by_default():
 def test_inner_adversary_choice_is_explicit(method):
     """The training adversary ascends the exact gradient by default and the model's own with 'model'."""
     model, tok = tiny_bert(seed=0, initializer_range=0.2)
-    convert(model, arch="im", grad="explicit", **FAR)
+    convert(model, arch="im", layers="all", grad="explicit", **FAR)
     seen = []
     for layer in encoder_layers(model):
         original = type(layer)._solve
