@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 
-METHODS = ("standard", "pgd", "freelb", "freelbpp", "trades", "ascc", "rift")
+METHODS = ("standard", "pgd", "freelb", "freelbpp", "trades", "ascc", "rift", "infobert")
 
 
 def rss_bytes() -> int:

@@ -80,7 +80,7 @@ def test_white_box_hull_search_uses_exact_gradients_by_default():
         _hull_weights(model, tok, im_gradients="surrogate")
 
 
-@pytest.mark.parametrize("method", ["pgd", "trades", "freelb", "ascc", "rift"])
+@pytest.mark.parametrize("method", ["pgd", "trades", "freelb", "ascc", "rift", "infobert"])
 def test_inner_adversary_choice_is_explicit(method):
     """The training adversary ascends the exact gradient by default and the model's own with 'model'."""
     model, tok = tiny_bert(seed=0, initializer_range=0.2)

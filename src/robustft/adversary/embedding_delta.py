@@ -10,8 +10,8 @@ TextDefender do) or "field" (only the words of the task's perturbable field: the
 never special tokens).
 
 Two adversaries: `ascend` (PGD / TRADES: K ascent steps that touch only delta, then the caller computes
-its loss at the final point) and `free_steps` (FreeLB: every step's loss also trains the model; it
-returns the losses for the caller to sum, never calling backward itself).
+its loss at the final point) and `free_steps` (FreeLB, FreeLB++, InfoBERT: every step's loss also trains
+the model; it returns the losses for the caller to sum, never calling backward itself).
 """
 
 from __future__ import annotations
@@ -111,23 +111,25 @@ ACCUMULATE_MODES = ("graph", "grads")
 
 
 def free_steps(model, batch: dict, mask: torch.Tensor, step_loss: Callable, s: DeltaSettings,
-               im_gradients: str = "exact", accumulate: str = "grads", params: list | None = None
-               ) -> tuple[list[torch.Tensor], torch.Tensor]:
+               im_gradients: str = "exact", accumulate: str = "grads", params: list | None = None,
+               extra: Callable | None = None) -> tuple[list[torch.Tensor], torch.Tensor]:
     """FreeLB's K steps; returns (the K step losses, the last delta). The caller sums the losses (their
     parameter gradients average over the steps, as FreeLB's repeated backward does) and returns them;
     nothing here calls backward or touches `.grad`.
 
-    At each step `step_loss(output, delta)` is computed on the model's output at embeddings + delta, and
-    delta ascends its gradient. The embeddings are looked up again at every step so each step's gradient
-    reaches the embedding table, as in FreeLB. The ascent's and the parameters' gradients come from the
-    same forward, so `im_gradients="exact"` makes both exact on an IM model.
+    At each step `step_loss(output, delta)` is computed on the model's output at embeddings + delta (with
+    hidden states), and delta ascends its gradient. `extra(output, delta_grad)`, when given, adds a term
+    to the step's loss that the ascent does not see but that may depend on the ascent's gradient
+    (InfoBERT's anchored features). The embeddings are looked up again at every step so each step's
+    gradient reaches the embedding table, as in FreeLB. The ascent's and the parameters' gradients come
+    from the same forward, so `im_gradients="exact"` makes both exact on an IM model.
 
     accumulate "graph": every step's graph is kept until the caller's backward (K graphs of memory).
-    "grads" (default): steps 1..K-1 take their parameter gradients at once (torch.autograd.grad, `.grad` untouched),
-    summed into one buffer G, and free their graphs; they come back as their detached losses plus one term
-    sum_p <p, G_p> - (the same, detached), whose value is 0 and whose gradient is G: the same sum and the
-    same gradient with one graph and one gradient-sized buffer of memory. `params`: what the step losses
-    train (default: the model's parameters).
+    "grads" (default): steps 1..K-1 take their parameter gradients at once (torch.autograd.grad, `.grad`
+    untouched), summed into one buffer G, and free their graphs; they come back as their detached losses
+    plus one term sum_p <p, G_p> - (the same, detached), whose value is 0 and whose gradient is G: the same
+    sum and the same gradient with one graph and one gradient-sized buffer of memory. `params`: what the
+    step losses train (default: the model's parameters).
     """
     if accumulate not in ACCUMULATE_MODES:
         raise ConfigError(f"accumulate must be one of {', '.join(ACCUMULATE_MODES)}, not {accumulate!r}")
@@ -137,19 +139,24 @@ def free_steps(model, batch: dict, mask: torch.Tensor, step_loss: Callable, s: D
     losses, summed = [], None
     with adversary_gradients(model, im_gradients):
         for k in range(s.steps):
+            last = k == s.steps - 1
             delta.requires_grad_()
-            loss_k = step_loss(forward_embeds_output(model, batch, word_embeddings(model, batch) + delta), delta)
-            if k == s.steps - 1 or accumulate == "graph":
-                losses.append(loss_k)
-                if k == s.steps - 1:
-                    break
+            output = forward_embeds_output(model, batch, word_embeddings(model, batch) + delta)
+            loss_k = step_loss(output, delta)
+            grad = None
+            if not last or extra is not None:
                 (grad,) = torch.autograd.grad(loss_k, delta, retain_graph=True)
+            if extra is not None:
+                loss_k = loss_k + extra(output, grad.detach())
+            if last or accumulate == "graph":
+                losses.append(loss_k)
             else:
-                grad, *param_grads = torch.autograd.grad(loss_k, [delta, *params], allow_unused=True)
+                param_grads = torch.autograd.grad(loss_k, params, allow_unused=True)
                 losses.append(loss_k.detach())
-                summed = param_grads if summed is None else [
+                summed = list(param_grads) if summed is None else [
                     a if g is None else g if a is None else a + g for a, g in zip(summed, param_grads, strict=True)]
-            delta = step_delta(delta.detach(), grad, mask, s)
+            if not last:
+                delta = step_delta(delta.detach(), grad, mask, s)
     if summed is not None:
         # value 0, gradient: the earlier steps' summed parameter gradient
         linear = sum(((p * g.to(p.dtype)).sum() for p, g in zip(params, summed, strict=True) if g is not None),
