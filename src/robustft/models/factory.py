@@ -5,6 +5,9 @@ Weights load only from safetensors (`use_safetensors=True`): never unpickle a ch
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import torch
 from transformers import (
     AutoConfig,
@@ -19,6 +22,7 @@ from transformers import (
 
 from robustft import resources
 from robustft.errors import MissingResource
+from robustft.models.im_settings import base_model_type
 
 
 def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
@@ -38,22 +42,37 @@ def load_classifier(
     `config_overrides` are set on the config before the model is built (e.g. im_* settings).
     """
     ref = resources.resolve_model(name_or_path)
-    try:
-        config = AutoConfig.from_pretrained(ref)
-    except OSError as exc:
-        raise MissingResource(f"cannot load a model config from '{name_or_path}' ({ref}): {exc}") from None
+    config = load_config(name_or_path)
     if label_names is not None and not _has_matching_head(config, label_names):
         config.num_labels = len(label_names)
         config.id2label = dict(enumerate(label_names))
         config.label2id = {n: i for i, n in enumerate(label_names)}
     for key, value in config_overrides.items():
         setattr(config, key, value)
-    model = AutoModelForSequenceClassification.from_pretrained(ref, config=config, use_safetensors=True)
+    model = AutoModelForSequenceClassification.from_pretrained(ref, config=config, use_safetensors=True,
+                                                               trust_remote_code=False)
     if getattr(config, "im", None):  # a saved (or requested) IM/EX model: restore its connections
         from robustft.models.im import apply_from_config
 
         apply_from_config(model)
     return model, load_tokenizer(name_or_path)
+
+
+def load_config(name_or_path: str):
+    """The model config of an alias, folder or hub name; a saved IM/EX model (model_type "robustft_im_<base>",
+    which plain transformers refuses) comes back as its encoder's own config class with its `im` settings."""
+    ref = resources.resolve_model(name_or_path)
+    saved = Path(ref) / "config.json"
+    if saved.is_file():
+        values = json.loads(saved.read_text(encoding="utf-8"))
+        base = base_model_type(values.get("model_type"))
+        if base is not None:
+            values.pop("model_type")
+            return AutoConfig.for_model(base, **values)
+    try:
+        return AutoConfig.from_pretrained(ref)
+    except OSError as exc:
+        raise MissingResource(f"cannot load a model config from '{name_or_path}' ({ref}): {exc}") from None
 
 
 def _has_matching_head(config, label_names) -> bool:

@@ -24,7 +24,13 @@ from torch import nn
 
 from robustft.errors import ConfigError
 from robustft.models.im_layer import ImDivergence, ImLayerStats, ImplicitStepMixin, implicit_class
-from robustft.models.im_settings import ImSettings, add_im_arguments, parse_layers, settings_from_args
+from robustft.models.im_settings import (
+    MODEL_TYPE_PREFIX,
+    ImSettings,
+    add_im_arguments,
+    parse_layers,
+    settings_from_args,
+)
 
 __all__ = ["ImSettings", "ImDivergence", "convert", "unconvert", "apply_from_config", "exact_gradients",
            "adversary_gradients", "ADVERSARY_GRAD_MODES", "im_stats", "reset_im_stats", "encoder_layers",
@@ -60,6 +66,7 @@ def convert(model: nn.Module, settings: ImSettings | dict[str, Any] | None = Non
     config = getattr(model, "config", None)
     if config is not None:
         setattr(config, CONFIG_KEY, resolved.to_dict())
+        config.__class__ = marked_config_class(type(config))
     return model
 
 
@@ -72,7 +79,21 @@ def unconvert(model: nn.Module) -> nn.Module:
     config = getattr(model, "config", None)
     if config is not None and getattr(config, CONFIG_KEY, None) is not None:
         setattr(config, CONFIG_KEY, None)
+    if config is not None:
+        config.__class__ = getattr(type(config), "_robustft_base_config", type(config))
     return model
+
+
+_CONFIG_CLASSES: dict[type, type] = {}
+
+
+def marked_config_class(base: type) -> type:
+    """The subclass of a config class whose model_type is "robustft_im_<base type>" (see im_settings)."""
+    base = getattr(base, "_robustft_base_config", base)
+    if base not in _CONFIG_CLASSES:
+        _CONFIG_CLASSES[base] = type(f"RobustftIm{base.__name__}", (base,), {
+            "model_type": MODEL_TYPE_PREFIX + base.model_type, "_robustft_base_config": base})
+    return _CONFIG_CLASSES[base]
 
 
 def apply_from_config(model: nn.Module) -> nn.Module:

@@ -18,6 +18,17 @@ FORMS = ("increment", "layer")
 GRAD_MODES = ("unrolled", "jfb", "explicit")
 DIVERGENCE_POLICIES = ("fallback", "raise")
 UPPER_HALF = "upper-half"
+# A converted model's config reports model_type "robustft_im_<base>" (e.g. robustft_im_bert), so a saved IM/EX
+# folder never loads silently as the plain encoder: transformers' Auto classes refuse the unknown type and an
+# explicit class (BertForSequenceClassification) warns; robustft's load_classifier restores the connections.
+MODEL_TYPE_PREFIX = "robustft_im_"
+
+
+def base_model_type(model_type: str | None) -> str | None:
+    """The encoder's own model_type behind a robustft IM/EX marker, or None for any other model_type."""
+    if isinstance(model_type, str) and model_type.startswith(MODEL_TYPE_PREFIX):
+        return model_type[len(MODEL_TYPE_PREFIX):]
+    return None
 
 
 @dataclass(frozen=True)

@@ -138,8 +138,11 @@ class RIFT(HullObjective):
         from transformers import AutoModel
 
         from robustft import resources
+        from robustft.models.factory import load_config
 
-        return AutoModel.from_pretrained(resources.resolve_model(ctx.model_name), use_safetensors=True)
+        # an IM/EX folder loads as its plain encoder here: the teacher is the plain pre-trained network
+        return AutoModel.from_pretrained(resources.resolve_model(ctx.model_name), config=load_config(ctx.model_name),
+                                         use_safetensors=True, trust_remote_code=False)
 
     def modules(self):
         return {"rift_heads": self.heads} if self.heads is not None else {}
