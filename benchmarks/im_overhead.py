@@ -3,10 +3,17 @@ and gradient mode. Each configuration runs in its own process so peak memory is 
 
     python benchmarks/im_overhead.py                 # full grid -> benchmarks/results/im_overhead.json
     python benchmarks/im_overhead.py --quick         # a smaller grid
+    python benchmarks/im_overhead.py --gradients     # what an adversary sees -> results/im_input_gradient.json
 
 Batch: the first 32 SST-2 dev sentences (padded to the longest), bf16 autocast as in training, 1 thread.
 Memory on CPU is the rise of the process's peak resident set over the loaded model (ru_maxrss); on CUDA
 it is torch.cuda.max_memory_allocated above the model.
+
+--gradients: the gradient of the cross-entropy with respect to the input word embeddings (what every
+embedding or hull adversary ascends) under each IM gradient mode, against the exact (unrolled) one:
+cosine, norm ratio, and the time of one such gradient (the cost of one adversary step). Sizes: a tiny
+random BERT (2 layers, hidden 64, initializer range 0.2) on 8 SST-2 dev sentences, and MiniLM on the
+same 8 sentences (fp32, 1 thread, median of 2 timed repetitions after a warm-up).
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results" / "im_overhead.json"
+GRADIENT_RESULTS = Path(__file__).parent / "results" / "im_input_gradient.json"
+GRADIENT_SETTINGS = ({"K": 2, "eta": 0.01}, {"K": 5, "eta": 0.05})  # the default, and a far-from-exact case
 
 
 def grid(quick: bool) -> list[dict]:
@@ -98,6 +107,57 @@ def measure(config: dict, batch_size: int, steps: int) -> dict:
     return results
 
 
+def input_gradients(backbone: str, n: int, steps: int) -> list[dict]:
+    """Cosine and norm ratio of each mode's input-embedding gradient to the exact one, and its time."""
+    import torch
+    import torch.nn.functional as F
+
+    from robustft.adversary.embeds import forward_embeds, word_embeddings
+    from robustft.data.batching import collate, encode
+    from robustft.data.tasks import load_examples
+    from robustft.models.factory import load_classifier, tiny_bert
+    from robustft.models.im import convert, im_stats, reset_im_stats
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    if backbone == "tiny":
+        model, tok = tiny_bert(2, seed=0, initializer_range=0.2)
+    else:
+        model, tok = load_classifier(backbone, ("negative", "positive"))
+    model.eval()
+    batch = collate(encode(tok, load_examples("sst2", "dev", n=n, seed=0), 128), tok.pad_token_id)
+
+    def gradient():
+        embeds = word_embeddings(model, batch).detach().requires_grad_()
+        loss = F.cross_entropy(forward_embeds(model, batch, embeds).float(), batch["labels"])
+        return torch.autograd.grad(loss, embeds)[0]
+
+    rows = []
+    for setting in GRADIENT_SETTINGS:
+        grads, times = {}, {}
+        for grad in ("unrolled", "explicit", "jfb"):
+            convert(model, arch="im", layers="all", grad=grad, **setting)
+            reset_im_stats(model)
+            grads[grad] = gradient()  # warm-up
+            timed = []
+            for _ in range(steps):
+                start = time.perf_counter()
+                gradient()
+                timed.append(time.perf_counter() - start)
+            times[grad] = statistics.median(timed)
+            diverged = sum(s["diverged"] for s in im_stats(model).values())
+        exact = grads["unrolled"].flatten()
+        for grad, g in grads.items():
+            rows.append({"backbone": backbone, "examples": n, "tokens": int(batch["input_ids"].numel()),
+                         "layers": "all", **setting, "grad": grad,
+                         "cosine_to_exact": round(float(F.cosine_similarity(g.flatten(), exact, dim=0)), 4),
+                         "norm_ratio_to_exact": round(float(g.norm() / exact.norm()), 4),
+                         "input_gradient_s": round(times[grad], 4),
+                         "time_x_exact": round(times[grad] / times["unrolled"], 3), "diverged": diverged})
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
@@ -105,7 +165,16 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a JSON config: measure it in this process
+    parser.add_argument("--gradients", action="store_true", help="input-gradient cosine and cost per mode")
+    parser.add_argument("--gradient_backbones", default="tiny,minilm")
     args = parser.parse_args()
+    if args.gradients:
+        rows = [row for backbone in args.gradient_backbones.split(",") for row in input_gradients(backbone, 8, 2)]
+        GRADIENT_RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        GRADIENT_RESULTS.write_text(json.dumps({"threads": 1, "dtype": "float32", "timed_repetitions": 2,
+                                                "load_average_1m": os.getloadavg()[0], "rows": rows}, indent=2))
+        print(f"wrote {GRADIENT_RESULTS}")
+        return 0
     if args.one:
         print(json.dumps(measure(json.loads(args.one), args.batch_size, args.steps)))
         return 0

@@ -2,6 +2,7 @@
 extra memory, MiniLM, one fixed class-balanced IMDB batch, bf16 autocast as in the training loop.
 
     python benchmarks/objective_cost.py [--batch 8] [--max_length 128] [--steps 3] [--threads 1]
+    python benchmarks/objective_cost.py --methods freelbpp --method_args '{"steps": 10}' --output freelb_graph
 
 Each objective runs in a fresh subprocess so memory peaks do not mix. Memory: on CPU the peak resident
 set size, sampled every 5 ms, minus the resident size just before the objective's set-up (so RIFT's
@@ -19,7 +20,7 @@ import sys
 import threading
 import time
 
-METHODS = ("standard", "pgd", "freelb", "freelbpp", "trades", "ascc", "rift")
+METHODS = ("standard", "pgd", "freelb", "freelbpp", "trades", "ascc", "rift", "infobert")
 
 
 def rss_bytes() -> int:
@@ -49,7 +50,7 @@ class PeakRss:
         self.peak = max(self.peak, rss_bytes())
 
 
-def measure(method: str, batch_size: int, max_length: int, steps: int, threads: int) -> dict:
+def measure(method: str, batch_size: int, max_length: int, steps: int, threads: int, method_args: dict) -> dict:
     import torch
 
     from robustft.data.batching import collate, encode
@@ -73,7 +74,7 @@ def measure(method: str, batch_size: int, max_length: int, steps: int, threads: 
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     with PeakRss() as rss:
-        objective = build_objective(method)
+        objective = build_objective(method, method_args)
         objective.setup(model, TrainContext(tok, task, "minilm", device=device))
         modules = [model, *objective.modules().values()]
         optimizer = torch.optim.AdamW([p for m in modules for p in m.parameters() if p.requires_grad], lr=2e-5)
@@ -90,7 +91,8 @@ def measure(method: str, batch_size: int, max_length: int, steps: int, threads: 
             if step:
                 times.append(time.perf_counter() - started)
     peak = (torch.cuda.max_memory_allocated() if device.type == "cuda" else rss.peak) - before
-    row = {"method": method, "seconds_per_step": sum(times) / len(times), "step_seconds": times,
+    row = {"method": method, "method_args": method_args, "seconds_per_step": sum(times) / len(times),
+           "step_seconds": times,
            "peak_extra_mb": peak / 2**20, "device": device.type, "final_loss": loss.item()}
     if hasattr(objective, "teacher_bytes"):
         row["teacher_mb"] = objective.teacher_bytes / 2**20
@@ -106,10 +108,13 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--method_args", default="{}", help="JSON method_args given to every method")
+    parser.add_argument("--output", default="objective_cost", help="name of the JSON under benchmarks/results/")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # child mode: measure one method, print JSON
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.batch, args.max_length, args.steps, args.threads)))
+        print(json.dumps(measure(args.one, args.batch, args.max_length, args.steps, args.threads,
+                                 json.loads(args.method_args))))
         return
 
     sys.path.insert(0, os.path.dirname(__file__))
@@ -118,7 +123,8 @@ def main() -> None:
     rows = []
     for method in args.methods.split(","):
         out = subprocess.run([sys.executable, __file__, "--one", method, "--batch", str(args.batch), "--max_length",
-                              str(args.max_length), "--steps", str(args.steps), "--threads", str(args.threads)],
+                              str(args.max_length), "--steps", str(args.steps), "--threads", str(args.threads),
+                              "--method_args", args.method_args],
                              capture_output=True, text=True, check=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append(row)
@@ -127,7 +133,7 @@ def main() -> None:
     for row in rows:
         row["time_vs_standard"] = round(row["seconds_per_step"] / base["seconds_per_step"], 2)
         row["memory_vs_standard"] = round(row["peak_extra_mb"] / max(base["peak_extra_mb"], 1e-9), 2)
-    save("objective_cost", {"model": "minilm", "task": "imdb", "batch_size": args.batch,
+    save(args.output, {"model": "minilm", "task": "imdb", "batch_size": args.batch,
                             "threads_per_run": args.threads, "max_length": args.max_length, "padding": "max_length",
                             "bf16_autocast": True, "timed_steps": args.steps, "rows": rows})
 

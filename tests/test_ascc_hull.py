@@ -133,3 +133,55 @@ def test_batch_tokenised_differently_is_refused(tiny):
     batch["input_ids"][0, 1] = 999
     with pytest.raises(Exception, match="other token ids"):
         CandidateBuilder(tok, get_task("sst2"), NEIGHBORS).build(batch)
+
+
+def _dropout_model():
+    return tiny_bert(2, seed=0, hidden_dropout_prob=0.3, attention_probs_dropout_prob=0.3)
+
+
+@pytest.mark.parametrize("method, target_mode", [("rift", "eval"), ("ascc", "train")])
+def test_hull_target_and_search_mode_follow_the_release(method, target_mode, monkeypatch):
+    """RIFT's release: p_clean in eval mode under no_grad, search in eval mode. TextDefender's ASCC: p_clean
+    from a separate no-grad forward in training mode (dropout on), search in training mode."""
+    import robustft.train.objectives.ascc as ascc_module
+    from robustft.train.objectives import build_objective
+    from robustft.train.objectives.base import TrainContext
+
+    model, tok = _dropout_model()
+    batch = batch_of(tok, [Example("a good movie", 1), Example("the man runs", 0)])
+    objective = build_objective(method, {"teacher": "copy", "steps": 2} if method == "rift" else {"steps": 2})
+    objective.neighbors = NEIGHBORS
+    objective.setup(model, TrainContext(tok, get_task("sst2"), "tiny"))
+    targets, modes = [], []
+    real_gain = ascc_module.kl_gain
+    monkeypatch.setattr(ascc_module, "kl_gain", lambda logits: targets.append(logits) or real_gain(logits))
+    handle = model.register_forward_hook(lambda m, args, out: modes.append(m.training))
+    model.train()
+    objective.loss(model, batch)
+    handle.remove()
+    (target,) = targets
+    assert not target.requires_grad
+    model.eval()
+    with torch.no_grad():
+        eval_logits = model(**model_inputs(batch)).logits
+    assert torch.allclose(target, eval_logits, atol=1e-6) == (target_mode == "eval")
+    search_modes = modes[1:1 + 2 + 1]  # after the training forward: the target forward and the search steps
+    assert set(search_modes) == {target_mode == "train"}, modes
+
+
+def test_entropy_normalisation_options(tiny):
+    from robustft.adversary.hull import entropy_normaliser
+    from robustft.errors import ConfigError
+    from robustft.train.objectives import build_objective
+
+    model, tok = tiny
+    batch = batch_of(tok, [Example("a good movie", 1), Example("the man runs fast", 0)])
+    table = CandidateBuilder(tok, get_task("sst2"), NEIGHBORS).build(batch)
+    assert entropy_normaliser("tokens", table) == batch["input_ids"].numel()  # TextDefender: B x L positions
+    movable = sum(len(words) for words in table.words)
+    assert movable >= 3 and entropy_normaliser("words", table) == movable == entropy_normaliser(None, table)
+    assert entropy_normaliser(300 * 128, table) == 38400  # RIFT's release
+    assert build_objective("ascc").hull.entropy_norm == "tokens"
+    assert build_objective("rift").hull.entropy_norm == 300 * 128
+    with pytest.raises(ConfigError):
+        HullSettings(entropy_norm="sentences")

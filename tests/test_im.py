@@ -61,11 +61,11 @@ def test_increment_k0_and_ex_dt1_equal_the_pretrained_model():
     model, tok = tiny_bert(seed=0)
     enc = batch(tok)
     plain = logits(model, enc)
-    convert(model, arch="im", form="increment", K=0)
+    convert(model, arch="im", layers="all", form="increment", K=0)
     assert torch.equal(logits(model, enc), plain)
-    convert(model, arch="ex", form="increment", dt=1.0)
+    convert(model, arch="ex", layers="all", form="increment", dt=1.0)
     assert torch.equal(logits(model, enc), plain)
-    convert(model, arch="im", form="increment", K=3, eta=0.05)
+    convert(model, arch="im", layers="all", form="increment", K=3, eta=0.05)
     assert not torch.equal(logits(model, enc), plain)
     unconvert(model)
     assert torch.equal(logits(model, enc), plain) and settings_of(model) is None
@@ -100,7 +100,7 @@ def test_save_pretrained_round_trip_restores_connections(tmp_path):
 
 def test_residual_decreases_on_a_contractive_case(tiny):
     model, tok = tiny_bert(seed=0)
-    convert(model, arch="im", form="layer", dt=0.2, K=6, eta=0.2)
+    convert(model, arch="im", layers="all", form="layer", dt=0.2, K=6, eta=0.2)
     logits(model, batch(tok))
     for stats in im_stats(model).values():
         res = stats["last_relative_residual"]
@@ -110,7 +110,7 @@ def test_residual_decreases_on_a_contractive_case(tiny):
 
 def test_padding_never_enters_the_solve():
     model, tok = tiny_bert(seed=0)
-    convert(model, arch="im", K=3, eta=0.1)
+    convert(model, arch="im", layers="all", K=3, eta=0.1)
     padded = batch(tok)
     alone = batch(tok, TEXTS[1:])
     assert padded["attention_mask"][1].sum() < padded["attention_mask"].shape[1]  # really padded
@@ -128,23 +128,23 @@ def test_padding_never_enters_the_solve():
 def test_divergence_falls_back_counts_and_logs(caplog):
     model, tok = tiny_bert(seed=0)
     enc = batch(tok)
-    convert(model, arch="ex", form="layer", dt=1.0)
+    convert(model, arch="ex", layers="all", form="layer", dt=1.0)
     explicit = logits(model, enc)
-    convert(model, arch="im", form="layer", dt=1.0, K=4, eta=50.0, on_divergence="fallback")
+    convert(model, arch="im", layers="all", form="layer", dt=1.0, K=4, eta=50.0, on_divergence="fallback")
     with caplog.at_level(logging.WARNING, logger="robustft.im"):
         out = logits(model, enc)
     stats = im_stats(model)
     assert all(s["diverged"] == 2 for s in stats.values()), stats
     assert torch.allclose(out, explicit)
     assert "diverged" in caplog.text
-    convert(model, arch="im", form="layer", dt=1.0, K=4, eta=50.0, on_divergence="raise")
+    convert(model, arch="im", layers="all", form="layer", dt=1.0, K=4, eta=50.0, on_divergence="raise")
     with pytest.raises(ImDivergence, match="layer 1"):
         logits(model, enc)
 
 
 def test_nonfinite_solve_is_detected():
     model, tok = tiny_bert(seed=0)
-    convert(model, arch="im", K=2, eta=1e30)
+    convert(model, arch="im", layers="all", K=2, eta=1e30)
     out = logits(model, batch(tok))
     assert torch.isfinite(out).all()
     assert im_stats(model)["layer 1"]["diverged"] == 2
@@ -157,7 +157,7 @@ def _double_model(seed=0):
 
 def test_unrolled_gradients_match_finite_differences():
     model, tok = _double_model()
-    convert(model, arch="im", form="increment", K=3, eta=0.05, grad="unrolled")
+    convert(model, arch="im", layers="all", form="increment", K=3, eta=0.05, grad="unrolled")
     enc = batch(tok)
     labels = torch.tensor([1, 0])
     weight = encoder_layers(model)[0].intermediate.dense.weight
@@ -189,7 +189,7 @@ def test_unrolled_input_gradient_passes_gradcheck():
 def test_grad_modes_share_the_forward_value_and_train(grad):
     model, tok = tiny_bert(seed=0)
     enc = batch(tok)
-    convert(model, arch="im", K=3, eta=0.1, grad=grad)
+    convert(model, arch="im", layers="all", K=3, eta=0.1, grad=grad)
     reference = logits(model, enc)
     out = model(**enc, labels=torch.tensor([1, 0]))
     assert torch.allclose(out.logits, reference, atol=1e-6)
@@ -202,7 +202,7 @@ def test_grad_modes_share_the_forward_value_and_train(grad):
 def test_bf16_autocast_and_inference_mode():
     model, tok = tiny_bert(seed=0)
     enc = batch(tok)
-    convert(model, arch="im", K=2, eta=0.1)
+    convert(model, arch="im", layers="all", K=2, eta=0.1)
     reference = logits(model, enc)
     with torch.inference_mode():
         assert torch.allclose(model(**enc).logits, reference, atol=1e-6)
@@ -215,7 +215,7 @@ def test_bf16_autocast_and_inference_mode():
 
 def test_dropout_is_the_same_in_every_solver_call():
     model, tok = tiny_bert(seed=0, hidden_dropout_prob=0.3, attention_probs_dropout_prob=0.3)
-    convert(model, arch="im", form="layer", dt=0.2, K=5, eta=0.2, grad="jfb")
+    convert(model, arch="im", layers="all", form="layer", dt=0.2, K=5, eta=0.2, grad="jfb")
     model.train()
     model(**batch(tok))
     res = im_stats(model)["layer 1"]["last_relative_residual"]
@@ -243,9 +243,9 @@ def test_other_encoders(build, tmp_path):
     ids = torch.tensor([[0, 5, 6, 7, 2], [0, 8, 2, 1, 1]])
     enc = {"input_ids": ids, "attention_mask": (ids != 1).long()}
     plain = logits(model, enc)
-    convert(model, arch="im", form="increment", K=0)
+    convert(model, arch="im", layers="all", form="increment", K=0)
     assert torch.equal(logits(model, enc), plain)
-    convert(model, arch="im", K=2, eta=0.05)
+    convert(model, arch="im", layers="all", K=2, eta=0.05)
     out = logits(model, enc)
     assert not torch.equal(out, plain) and torch.isfinite(out).all()
     assert im_stats(model)["layer 2"]["forwards"] == 1
@@ -271,3 +271,86 @@ def test_minilm_increment_k0_is_the_pretrained_model_and_round_trips(tmp_path):
     loaded, _ = load_classifier(str(tmp_path))
     assert torch.equal(logits(loaded, enc), expected)
     assert list(im_stats(loaded)) == ["layer 4", "layer 5", "layer 6"]
+
+
+class _Cubic(torch.nn.Module):
+    """A toy residual layer whose solve contracts for small inputs and overflows for large ones."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.tensor(0.5))
+        self.c = torch.nn.Parameter(torch.tensor(0.1))
+
+    def forward(self, u, attention_mask=None):
+        return self.a * u + self.c * u.pow(3)
+
+
+def _cubic_im(grad):
+    from robustft.models.im_layer import ImLayerStats, implicit_class
+
+    layer = _Cubic()
+    layer.__class__ = implicit_class(_Cubic)
+    layer.im_settings = ImSettings(K=3, eta=0.2, grad=grad)
+    layer.im_stats = ImLayerStats(layer=1)
+    return layer
+
+
+def _param_grads(layer, h, explicit=False):
+    layer.zero_grad(set_to_none=True)
+    out = _Cubic.forward(layer, h) if explicit else layer(h)  # the explicit step: F(h) in the increment form
+    out.pow(2).sum().backward()
+    return torch.stack([layer.a.grad, layer.c.grad])
+
+
+@pytest.mark.parametrize("grad", ["unrolled", "jfb", "explicit"])
+def test_a_blown_up_row_carries_the_explicit_gradient_and_spares_the_others(grad):
+    layer = _cubic_im(grad)
+    torch.manual_seed(0)
+    good, bad = 0.1 * torch.randn(1, 3, 4), 10 * torch.randn(1, 3, 4)
+    together = _param_grads(layer, torch.cat([good, bad]))
+    stats = layer.im_stats
+    assert stats.diverged == 1 and stats.nonfinite == 1  # only the large row blew up
+    assert torch.isfinite(together).all()
+    alone = _param_grads(layer, good)  # the good row solved on its own
+    assert layer.im_stats.diverged == 1  # and it does not diverge
+    assert torch.allclose(together, alone + _param_grads(layer, bad, explicit=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("grad", ["unrolled", "jfb"])
+def test_nonfinite_solves_leave_every_gradient_finite(grad):
+    model, tok = tiny_bert(seed=0)
+    enc = batch(tok)
+    labels = torch.tensor([1, 0])
+    model(**enc, labels=labels).loss.backward()
+    plain = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad(set_to_none=True)
+    convert(model, arch="im", layers="all", K=2, eta=1e30, grad=grad)
+    model(**enc, labels=labels).loss.backward()
+    assert all(s["nonfinite"] == 2 for s in im_stats(model).values())
+    # every row fell back to the explicit step, which in the increment form with dt 1 is the plain layer
+    for name, p in model.named_parameters():
+        assert torch.isfinite(p.grad).all(), name
+        assert torch.allclose(p.grad, plain[name], atol=1e-6), name
+
+
+def test_k0_is_the_pretrained_model_bit_for_bit_also_in_training():
+    model, tok = tiny_bert(seed=0, hidden_dropout_prob=0.3, attention_probs_dropout_prob=0.3)
+    enc = batch(tok)
+    model.train()
+    torch.manual_seed(7)
+    plain = model(**enc).logits
+    for arch, extra in (("im", {"K": 0}), ("ex", {"dt": 1.0})):
+        convert(model, arch=arch, layers="all", form="increment", **extra)
+        torch.manual_seed(7)
+        assert torch.equal(model(**enc).logits, plain), arch
+
+
+def test_default_layers_are_the_upper_half_chosen_on_dev():
+    """The default was 'all layers', picked by its AdvGLUE score; on SST-2 dev the upper half ties at half the cost."""
+    assert ImSettings().layers == "upper-half"
+    assert ImSettings().with_layers(6).layers == (4, 5, 6)
+    assert ImSettings().with_layers(12).layers == tuple(range(7, 13))
+    assert ImSettings(layers="Upper-Half").to_dict()["layers"] == "upper-half"
+    model, _ = tiny_bert(seed=0)
+    convert(model)
+    assert list(im_stats(model)) == ["layer 2"] and settings_of(model).layers == (2,)

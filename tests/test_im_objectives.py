@@ -22,7 +22,7 @@ def test_every_objective_trains_an_im_model(method, grad):
     torch.set_num_threads(1)
     torch.manual_seed(0)
     model, tok = tiny_bert(2, seed=0)
-    convert(model, arch="im", K=1, eta=0.05, grad=grad)
+    convert(model, arch="im", layers="all", K=1, eta=0.05, grad=grad)
     examples = [Example(t, y) for t, y in (("a good film", 1), ("a bad film", 0), ("good", 1), ("bad film", 0))]
     batch = collate(encode(tok, examples, 16), tok.pad_token_id)
     objective = build_objective(method, FAST_ARGS.get(method))

@@ -30,9 +30,9 @@ def test_probe_measures_every_layer_and_the_solver(tmp_path):
     assert len(plain["distance_mean"]) == 3 and plain["residual"] == {}
     assert all(d > 0 for d in plain["distance_mean"])
     assert probe(model, tok, pairs, noise_std=0.0)["distance_mean"] == [0.0, 0.0, 0.0]
-    convert(model, arch="ex", form="layer", dt=0.2)
+    convert(model, arch="ex", layers="all", form="layer", dt=0.2)
     assert probe(model, tok, pairs, noise_std=0.1)["residual"] == {}
-    convert(model, arch="im", form="layer", dt=0.2, K=3, eta=0.2)
+    convert(model, arch="im", layers="all", form="layer", dt=0.2, K=3, eta=0.2)
     implicit = probe(model, tok, pairs, noise_std=0.1)
     assert set(implicit["residual"]) == {"layer 1", "layer 2"}
     assert all(r["end"] < r["start"] for r in implicit["residual"].values())

@@ -4,6 +4,7 @@ keep their promises (masks, norms, FreeLB's averaged gradient)."""
 import pytest
 import torch
 
+from robustft.adversary.embedding_delta import DeltaSettings, ascend, ce_gain, init_delta, step_delta
 from robustft.adversary.embeds import forward_embeds, word_embeddings
 from robustft.data.batching import collate, encode, model_inputs
 from robustft.data.example import Example
@@ -11,7 +12,6 @@ from robustft.data.tasks import get_task
 from robustft.models.factory import tiny_bert
 from robustft.train.objectives import OBJECTIVES, build_objective
 from robustft.train.objectives.base import TrainContext
-from robustft.train.objectives.embedding_attack import DeltaSettings, ascend, ce_gain, init_delta, step_delta
 
 NEIGHBORS = {"film": ["movie", "picture"], "plot": ["story", "storyline"], "was": ["is"], "the": ["this"]}
 POSITIVE, NEGATIVE = ["good", "great", "nice", "fine"], ["bad", "awful", "poor", "dull"]
@@ -68,20 +68,40 @@ def test_every_objective_fits_a_separable_task(method):
     assert accuracy(model, batch) == 1.0
 
 
-def test_freelb_inside_accumulation_matches_the_kept_graphs():
+def freelb_by_repeated_backward(model, batch, steps):
+    """FreeLB as its authors wrote it: backward at each of the K steps, gradients accumulating in .grad."""
+    s = DeltaSettings(steps=steps)
+    mask = batch["attention_mask"].float()
+    with torch.no_grad():
+        delta = init_delta(word_embeddings(model, batch), mask, s)
+    total = 0.0
+    for _ in range(steps):
+        delta.requires_grad_()
+        loss = torch.nn.functional.cross_entropy(
+            forward_embeds(model, batch, word_embeddings(model, batch) + delta).float(), batch["labels"]) / steps
+        loss.backward()
+        total += loss.item()
+        delta = step_delta(delta.detach(), delta.grad, mask, s)
+    return total
+
+
+@pytest.mark.parametrize("method", ["freelb", "freelbpp"])
+def test_freelb_returns_the_sum_of_its_steps_and_leaves_backward_to_the_loop(method):
     model, tok = tiny_bert(2, seed=1)
     batch = sentiment_batch(tok)
-    grads = []
-    for mode in ("inside", "graph"):
-        objective = build_objective("freelb", {"accumulate": mode, "steps": 3})
+    torch.manual_seed(5)
+    reference_loss = freelb_by_repeated_backward(model, batch, 3)
+    reference = [p.grad.clone() for p in model.parameters()]
+    for accumulate in ("graph", "grads"):
         model.zero_grad(set_to_none=True)
+        objective = build_objective(method, {"steps": 3, "accumulate": accumulate})
         torch.manual_seed(5)
-        loss, _ = objective.loss(model, batch)
-        loss.backward()
-        grads.append(([p.grad.clone() for p in model.parameters()], loss.item()))
-    for a, b in zip(grads[0][0], grads[1][0], strict=True):
-        assert torch.allclose(a, b, atol=1e-6)
-    assert grads[0][1] == pytest.approx(grads[1][1], rel=1e-6)
+        loss, logs = objective.loss(model, batch)
+        assert all(p.grad is None for p in model.parameters())  # loss() never calls backward
+        assert loss.item() == pytest.approx(reference_loss, rel=1e-5) and logs["adv_ce"] == pytest.approx(loss.item())
+        (loss / 2).backward()  # the loop's scaling for gradient accumulation reaches every step
+        for got, want in zip((p.grad for p in model.parameters()), reference, strict=True):
+            assert torch.allclose(2 * got, want, atol=1e-6), accumulate
 
 
 def test_inner_adversary_leaves_parameter_gradients_alone():
@@ -127,7 +147,66 @@ def test_unknown_options_are_config_errors():
 
     with pytest.raises(ConfigError):
         build_objective("pgd", {"norm": "l1"})
-    with pytest.raises(ConfigError):
-        build_objective("freelb", {"accumulate": "later"})
+    for removed in ("inside", "later"):  # "inside" called backward within loss(): gone
+        with pytest.raises(ConfigError):
+            build_objective("freelb", {"accumulate": removed})
     with pytest.raises(ConfigError):
         build_objective("rift", {"no_such_option": 1})
+
+
+@pytest.mark.parametrize("method", sorted(OBJECTIVES))
+@pytest.mark.parametrize("training", [True, False])
+def test_loss_leaves_gradients_and_modes_alone(method, training):
+    """loss() returns a loss: it never fills .grad (the loop's backward does) and restores the model's mode."""
+    model, tok = tiny_bert(2, seed=0)
+    objective = build_objective(method, METHOD_ARGS.get(method))
+    objective.neighbors = NEIGHBORS
+    objective.setup(model, TrainContext(tok, get_task("sst2"), "tiny"))
+    model.train(training)
+    loss, _ = objective.loss(model, sentiment_batch(tok))
+    extra = [p for m in objective.modules().values() for p in m.parameters()]
+    assert all(p.grad is None for p in [*model.parameters(), *extra])
+    assert all(m.training == training for m in model.modules())
+    assert loss.requires_grad and torch.isfinite(loss)
+
+
+def test_infobert_anchored_positions_and_bottleneck():
+    from robustft.train.objectives.infobert import anchored_positions, information_bottleneck
+
+    grad = torch.zeros(2, 6, 4)
+    grad[0, :, 0] = torch.tensor([5.0, 1.0, 4.0, 2.0, 3.0, 9.0])  # 5 real tokens; position 5 is padding
+    grad[1, :, 0] = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    mask = torch.tensor([[1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1]])
+    # n = 5: ranks ceil(2.5)=3 .. ceil(4.5)=5 of the ascending order 1,3,4,2,0 -> positions 2, 0
+    # n = 6: ranks 3 .. 6 (exclusive, ceil(5.4)=6) -> positions 3, 4, 5
+    assert anchored_positions(grad, mask, 0.5, 0.9) == [[2, 0], [3, 4, 5]]
+    embeds = torch.tensor([[[0.0, 0.0], [2.0, 0.0], [0.0, 3.0], [7.0, 7.0]]])  # the last one is padding
+    torch.manual_seed(0)
+    draws = torch.randint(3, (3,))
+    torch.manual_seed(0)
+    value = information_bottleneck(embeds, torch.tensor([[1, 1, 1, 0]]))
+    pairs = zip(range(3), draws.tolist(), strict=True)
+    expected = sum(((embeds[0, i] - embeds[0, j]) ** 2 / 2).sum() for i, j in pairs) / 3
+    assert expected > 0 and value.item() == pytest.approx(expected.item())
+
+
+def test_infobert_accumulation_modes_agree_and_train_the_critic():
+    model, tok = tiny_bert(2, seed=1)
+    batch = sentiment_batch(tok)
+    results = []
+    for accumulate in ("graph", "grads"):
+        objective = build_objective("infobert", {"accumulate": accumulate, "alpha": 1.0, "beta": 0.1})
+        torch.manual_seed(3)
+        objective.setup(model, TrainContext(tok, get_task("sst2"), "tiny"))
+        model.zero_grad(set_to_none=True)
+        model.train()
+        torch.manual_seed(4)
+        loss, logs = objective.loss(model, batch)
+        loss.backward()
+        critic = list(objective.modules()["infonce_critic"].parameters())
+        assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in critic)
+        results.append((loss.item(), [p.grad.clone() for p in [*model.parameters(), *critic]], logs))
+    assert results[0][0] == pytest.approx(results[1][0], rel=1e-5)
+    for a, b in zip(results[0][1], results[1][1], strict=True):
+        assert torch.allclose(a, b, atol=1e-6)
+    assert results[0][2]["af"] != 0 and results[0][2]["ib"] > 0

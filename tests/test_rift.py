@@ -1,4 +1,4 @@
-"""RIFT: the class-conditional InfoNCE, the frozen teacher, the presets and the warm-up."""
+"""RIFT: the class-conditional InfoNCE, the frozen teacher and the presets (LR warm-up: test_optim.py)."""
 
 import pytest
 import torch
@@ -9,7 +9,7 @@ from robustft.data.tasks import get_task
 from robustft.models.factory import tiny_bert
 from robustft.train.objectives import build_objective
 from robustft.train.objectives.base import TrainContext
-from robustft.train.objectives.rift import RIFT_TRAIN_PRESETS, info_nce, projection_head
+from robustft.train.objectives.rift import info_nce, projection_head
 
 NEIGHBORS = {"good": ["great", "fine"], "bad": ["awful", "poor"], "film": ["movie"]}
 
@@ -89,19 +89,16 @@ def test_teacher_is_frozen_and_kept_out_of_the_trainable_modules():
     assert logs["l2_pretrained"] > 0
 
 
-def test_presets_warmup_and_options():
+def test_presets_and_options():
     imdb, snli = build_objective("rift-imdb"), build_objective("rift-snli")
     assert (imdb.beta, imdb.alpha) == (10.0, 0.1) and (snli.beta, snli.alpha) == (5.0, 0.7)
     assert build_objective("rift-snli", {"alpha": 0.3}).alpha == 0.3
     assert imdb.class_balanced_batches and snli.class_balanced_batches
-    assert RIFT_TRAIN_PRESETS["rift-imdb"]["batch_size"] == 32 and RIFT_TRAIN_PRESETS["rift-snli"]["max_length"] == 80
-    assert imdb.warm == 1.0
     for epoch, factor in ((0, 0.1), (1, 0.55), (2, 1.0), (7, 1.0)):
-        imdb.on_epoch_start(epoch)
-        assert imdb.warm == factor
+        assert imdb.lr_factor(epoch) == factor
     model, tok = tiny_bert(2, seed=0)
     objective = rift(model, tok, adv_ce=1.0)
     objective.on_epoch_start(0)
     loss, logs = objective.loss(model, batch_of(tok))
-    expected = logs["ce"] + 0.1 * (10 * logs["kl"] + 0.1 * logs["infonce"]) + logs["adv_ce"]
+    expected = logs["ce"] + 10 * logs["kl"] + 0.1 * logs["infonce"] + logs["adv_ce"]
     assert loss.item() == pytest.approx(expected, rel=1e-5)

@@ -28,6 +28,8 @@ import torch.nn.functional as F
 
 from robustft.adversary.candidates import CandidateTable
 from robustft.adversary.embeds import forward_embeds
+from robustft.errors import ConfigError
+from robustft.models.im import adversary_gradients
 
 MASKED_LOGIT = -500.0
 
@@ -38,9 +40,20 @@ class HullSettings:
     lr: float = 1.0
     weight_decay: float = 2e-5
     entropy_weight: float = 15.0
-    # The release divides the summed entropy by its (max length x batch) constant, 300 * 128; None
-    # divides by the number of weight vectors (a per-word mean, as TextDefender's ASCC does).
-    entropy_norm: float | None = 300 * 128
+    # What the summed entropy of the weights is divided by: a number (RIFT's release: its max length x
+    # batch constant, 300 * 128); "tokens": the batch's B x L token positions, padding included
+    # (TextDefender's ASCC, a mean over every position); "words" (or None): the number of words that can
+    # move (a per-word mean: 3.5x (IMDB) to 8.5x (SST-2) stronger than "tokens").
+    entropy_norm: float | str | None = 300 * 128
+    # The model's mode during the search: eval (RIFT's release) or its current mode (TextDefender's ASCC,
+    # dropout on in training).
+    eval_mode: bool = True
+
+    def __post_init__(self):
+        norm = self.entropy_norm
+        if isinstance(norm, str) and norm not in ("tokens", "words") or (
+                isinstance(norm, int | float) and not isinstance(norm, bool) and norm <= 0):
+            raise ConfigError(f"entropy_norm must be a positive number, 'tokens' or 'words', not {norm!r}")
 
 
 def masked_weights(logits: torch.Tensor, slot_mask: torch.Tensor) -> torch.Tensor:
@@ -93,34 +106,51 @@ def kaiming_logits(shape: tuple[int, ...], generator: torch.Generator | None = N
 
 
 def optimise_weights(model, batch: dict, table: CandidateTable, gain: Callable[[torch.Tensor], torch.Tensor],
-                     settings: HullSettings = HullSettings(), init: torch.Tensor | None = None) -> torch.Tensor:
+                     settings: HullSettings = HullSettings(), init: torch.Tensor | None = None,
+                     im_gradients: str = "exact") -> torch.Tensor:
     """Run the hull search; returns the detached weights [B, W, K] (on the simplex, zero on padded slots).
 
     `init` gives the starting logits (the attack seeds each example on its own); default Kaiming-normal.
+    `im_gradients`: "exact" (default, for attacks) differentiates IM layers through their K steps
+    (`robustft.models.im.exact_gradients`); "model" keeps the model's own, cheaper surrogate gradient.
     """
     was_training = model.training
-    model.eval()
+    if settings.eval_mode:
+        model.eval()
     try:
-        with torch.no_grad():
-            cand = candidate_embeddings(model, table)
-        if init is None:
-            init = kaiming_logits(tuple(table.slot_mask.shape))
-        logits = init.detach().clone().float().to(cand.device).requires_grad_()
-        optimizer = torch.optim.Adam([logits], lr=settings.lr, weight_decay=settings.weight_decay)
-        n_vectors = max(1, int((table.slot_mask.sum(-1) > 1).sum()))  # words that can move
-        norm = settings.entropy_norm if settings.entropy_norm is not None else n_vectors
-        for _ in range(settings.steps):
-            with torch.enable_grad():
-                weights = masked_weights(logits, table.slot_mask)
-                adv_logits = forward_embeds(model, batch, mix(cand, table, weights))
-                objective = gain(adv_logits) - settings.entropy_weight * weight_entropy(weights, table.slot_mask) / norm
-                (grad,) = torch.autograd.grad(-objective, logits)
-            optimizer.zero_grad(set_to_none=True)
-            logits.grad = grad
-            optimizer.step()
-        return masked_weights(logits.detach(), table.slot_mask)
+        with adversary_gradients(model, im_gradients):
+            return _search(model, batch, table, gain, settings, init)
     finally:
         model.train(was_training)
+
+
+def _search(model, batch, table, gain, settings, init) -> torch.Tensor:
+    with torch.no_grad():
+        cand = candidate_embeddings(model, table)
+    if init is None:
+        init = kaiming_logits(tuple(table.slot_mask.shape))
+    logits = init.detach().clone().float().to(cand.device).requires_grad_()
+    optimizer = torch.optim.Adam([logits], lr=settings.lr, weight_decay=settings.weight_decay)
+    norm = entropy_normaliser(settings.entropy_norm, table)
+    for _ in range(settings.steps):
+        with torch.enable_grad():
+            weights = masked_weights(logits, table.slot_mask)
+            adv_logits = forward_embeds(model, batch, mix(cand, table, weights))
+            objective = gain(adv_logits) - settings.entropy_weight * weight_entropy(weights, table.slot_mask) / norm
+            (grad,) = torch.autograd.grad(-objective, logits)
+        optimizer.zero_grad(set_to_none=True)
+        logits.grad = grad
+        optimizer.step()
+    return masked_weights(logits.detach(), table.slot_mask)
+
+
+def entropy_normaliser(entropy_norm, table: CandidateTable) -> float:
+    """The number the summed weight entropy is divided by (see HullSettings.entropy_norm)."""
+    if entropy_norm == "tokens":
+        return float(table.word_of.numel())  # batch x padded length, as TextDefender's mean over positions
+    if entropy_norm in ("words", None):
+        return float(max(1, int((table.slot_mask.sum(-1) > 1).sum())))  # words that can move
+    return float(entropy_norm)
 
 
 def adversarial_embeddings(model, table: CandidateTable, weights: torch.Tensor) -> torch.Tensor:

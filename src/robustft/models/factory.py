@@ -26,6 +26,7 @@ from transformers import (
 
 from robustft import resources
 from robustft.errors import MissingResource
+from robustft.models.im_settings import base_model_type
 
 PICKLE_WEIGHTS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
 LOAD_ERRORS = (OSError, ValueError, KeyError, TypeError, SafetensorError)  # what transformers raises for bad folders
@@ -93,7 +94,7 @@ def load_classifier(
     `config_overrides` are set on the config before the model is built (e.g. im_* settings).
     """
     ref = resources.resolve_model(name_or_path)
-    config = pretrained(AutoConfig, ref, "model config", name_or_path)
+    config = load_config(name_or_path)
     if label_names is not None and not _has_matching_head(config, label_names):
         config.num_labels = len(label_names)
         config.id2label = dict(enumerate(label_names))
@@ -108,6 +109,23 @@ def load_classifier(
 
         apply_from_config(model)
     return model, load_tokenizer(name_or_path)
+
+
+def load_config(name_or_path: str):
+    """The model config of an alias, folder or hub name; a saved IM/EX model (model_type "robustft_im_<base>",
+    which plain transformers refuses) comes back as its encoder's own config class with its `im` settings."""
+    ref = resources.resolve_model(name_or_path)
+    saved = Path(ref) / "config.json"
+    if saved.is_file():
+        try:
+            values = json.loads(saved.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ModelLoadError(f"cannot load a model config from {saved}: {one_line(exc)}") from None
+        base = base_model_type(values.get("model_type")) if isinstance(values, dict) else None
+        if base is not None:
+            values.pop("model_type")
+            return AutoConfig.for_model(base, **values)
+    return pretrained(AutoConfig, ref, "model config", name_or_path)
 
 
 def _has_matching_head(config, label_names) -> bool:

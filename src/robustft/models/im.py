@@ -1,29 +1,40 @@
 """IM-BERT (implicit-Euler connections) and the EX-BERT control for any Hugging Face encoder.
 
 One call converts a loaded model; the settings go into `model.config.im`, so `save_pretrained` keeps
-them and `load_classifier` / `load_im_model` re-apply them on load. Parameters and state-dict keys
-do not change: a plain checkpoint loads into an IM model and the other way round.
+them and `load_classifier` re-applies them on load. Parameters and state-dict keys do not change: a
+plain checkpoint loads into an IM model and the other way round.
 
     model, tok = load_classifier("minilm", label_names=("negative", "positive"))
     convert(model, arch="im", layers="1-6", K=3, eta=0.1, form="increment", grad="unrolled")
     im_stats(model)      # per-layer solve counts, divergences, residuals of the latest forward
+    with exact_gradients(model) as switched:   # gradient attacks and inner adversaries: the true gradient
+        ...
 
 Layer numbers are 1-based (layer 1 follows the embeddings).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from torch import nn
 
 from robustft.errors import ConfigError
 from robustft.models.im_layer import ImDivergence, ImLayerStats, ImplicitStepMixin, implicit_class
-from robustft.models.im_settings import ImSettings, add_im_arguments, parse_layers, settings_from_args
+from robustft.models.im_settings import (
+    MODEL_TYPE_PREFIX,
+    ImSettings,
+    add_im_arguments,
+    parse_layers,
+    settings_from_args,
+)
 
-__all__ = ["ImSettings", "ImDivergence", "convert", "unconvert", "apply_from_config", "load_im_model",
-           "im_stats", "reset_im_stats", "encoder_layers", "parse_layers", "add_im_arguments",
-           "settings_from_args", "settings_of"]
+__all__ = ["ImSettings", "ImDivergence", "convert", "unconvert", "apply_from_config", "exact_gradients",
+           "adversary_gradients", "ADVERSARY_GRAD_MODES", "im_stats", "reset_im_stats", "encoder_layers",
+           "parse_layers", "add_im_arguments", "settings_from_args", "settings_of"]
 
 CONFIG_KEY = "im"
 _LAYER_LIST_PATHS = ("encoder.layer", "encoder.layers", "layers", "transformer.layer", "layer")
@@ -55,6 +66,7 @@ def convert(model: nn.Module, settings: ImSettings | dict[str, Any] | None = Non
     config = getattr(model, "config", None)
     if config is not None:
         setattr(config, CONFIG_KEY, resolved.to_dict())
+        config.__class__ = marked_config_class(type(config))
     return model
 
 
@@ -67,7 +79,21 @@ def unconvert(model: nn.Module) -> nn.Module:
     config = getattr(model, "config", None)
     if config is not None and getattr(config, CONFIG_KEY, None) is not None:
         setattr(config, CONFIG_KEY, None)
+    if config is not None:
+        config.__class__ = getattr(type(config), "_robustft_base_config", type(config))
     return model
+
+
+_CONFIG_CLASSES: dict[type, type] = {}
+
+
+def marked_config_class(base: type) -> type:
+    """The subclass of a config class whose model_type is "robustft_im_<base type>" (see im_settings)."""
+    base = getattr(base, "_robustft_base_config", base)
+    if base not in _CONFIG_CLASSES:
+        _CONFIG_CLASSES[base] = type(f"RobustftIm{base.__name__}", (base,), {
+            "model_type": MODEL_TYPE_PREFIX + base.model_type, "_robustft_base_config": base})
+    return _CONFIG_CLASSES[base]
 
 
 def apply_from_config(model: nn.Module) -> nn.Module:
@@ -78,11 +104,39 @@ def apply_from_config(model: nn.Module) -> nn.Module:
     return convert(model, ImSettings.from_dict(values))
 
 
-def load_im_model(path: str, **kwargs):
-    """`load_classifier` for a saved IM/EX model: (model, tokenizer) with its connections restored."""
-    from robustft.models.factory import load_classifier
+@contextlib.contextmanager
+def exact_gradients(model: nn.Module) -> Iterator[bool]:
+    """Within the block every IM layer back-propagates through its K steps (grad "unrolled").
 
-    return load_classifier(path, **kwargs)
+    The cheap modes ("explicit", "jfb") give the solution's value with a surrogate gradient; an adversary
+    that ascends that surrogate is weakened by gradient masking (docs/im_bert.md, "Gradients seen by
+    adversaries"). Forward values do not change. Yields True when some layer was switched, False for a
+    plain or EX model or one already unrolled. `model.config.im` is left as it is, and the layers'
+    settings are restored on exit, also after an exception.
+    """
+    switched = [layer for layer in encoder_layers(model)
+                if isinstance(layer, ImplicitStepMixin) and layer.im_settings.arch == "im"
+                and layer.im_settings.K > 0 and layer.im_settings.grad != "unrolled"]
+    before = [layer.im_settings for layer in switched]
+    for layer, settings in zip(switched, before, strict=True):
+        layer.im_settings = replace(settings, grad="unrolled")
+    try:
+        yield bool(switched)
+    finally:
+        for layer, settings in zip(switched, before, strict=True):
+            layer.im_settings = settings
+
+
+# How an adversary inside training (or an attack) differentiates an IM model: "exact" switches every IM
+# layer to unrolled gradients for the adversary's steps; "model" keeps the model's own gradient mode.
+ADVERSARY_GRAD_MODES = ("exact", "model")
+
+
+def adversary_gradients(model: nn.Module, mode: str):
+    """`exact_gradients(model)` for mode "exact", a no-op context (yielding False) for "model"."""
+    if mode not in ADVERSARY_GRAD_MODES:
+        raise ConfigError(f"adversary gradient mode must be one of {', '.join(ADVERSARY_GRAD_MODES)}, not {mode!r}")
+    return exact_gradients(model) if mode == "exact" else contextlib.nullcontext(False)
 
 
 def settings_of(model: nn.Module) -> ImSettings | None:

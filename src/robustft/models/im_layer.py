@@ -66,25 +66,44 @@ class ImplicitStepMixin:
                 return out[0]
             return out
 
+        if s.arch == "ex" or s.K == 0:
+            # one call of F: dropout draws from the global generator exactly as the plain layer does, so
+            # K = 0 (and EX with dt = 1, increment form) is the pre-trained model bit for bit, also in training
+            out = _explicit_step(hidden_states, layer(hidden_states), s)
+            return (out, *extras[0]) if extras else out
         with _same_dropout_each_call(self) as same_dropout:
             F = lambda u: same_dropout(layer, u)
             fh = F(hidden_states)
             z0 = _explicit_step(hidden_states, fh, s)
-            if s.arch == "ex" or s.K == 0:
-                out = z0
-            elif torch.is_inference_mode_enabled():
+            if torch.is_inference_mode_enabled():
                 # autograd (needed by the solver) is off in inference mode: solve on normal copies
                 with torch.inference_mode(False):
-                    out = self._solve(hidden_states.clone(), z0.clone(), F, token_mask.clone(), False).clone()
+                    h, z0c, mask = hidden_states.clone(), z0.clone(), token_mask.clone()
+                    out = self._solve_and_check(h, z0c, F, mask, False).clone()
             else:
                 needs_graph = torch.is_grad_enabled() and (
                     hidden_states.requires_grad or any(p.requires_grad for p in self.parameters()))
-                out = self._solve(hidden_states, z0, F, token_mask, needs_graph)
+                out = self._solve_and_check(hidden_states, z0, F, token_mask, needs_graph)
         return (out, *extras[0]) if extras else out
 
-    def _solve(self, h, z0, F, token_mask, needs_graph):
+    def _solve_and_check(self, h, z0, F, token_mask, needs_graph):
+        """Solve, count, and replace the diverged examples by the explicit step, value and gradient."""
+        out, energies, norms = self._solve(h, z0, F, token_mask, needs_graph)
+        diverged = self._check(out, energies, norms)
+        if not diverged.any():
+            return out
+        if needs_graph and self.im_settings.grad in ("unrolled", "jfb"):
+            # The graph of a blown-up row holds inf/NaN activations; zero times inf in its backward would put
+            # NaN into every weight gradient of the batch. Solve again with those rows held at z_0 (finite),
+            # so their backward is the explicit step's and the other rows' is unchanged.
+            out, _, _ = self._solve(h, z0, F, token_mask, needs_graph, frozen=diverged)
+        return torch.where(diverged.view(-1, 1, 1), z0, out)
+
+    def _solve(self, h, z0, F, token_mask, needs_graph, frozen=None):
+        """K descent steps from z0; rows marked in `frozen` do not move. Returns (out, energies, norms)."""
         s = self.im_settings
         unrolled = needs_graph and s.grad == "unrolled"
+        keep = None if frozen is None else (~frozen).view(-1, 1, 1)
 
         def residual(z):
             fz = F(z) if s.form == "layer" else F(z) - z
@@ -103,7 +122,8 @@ class ImplicitStepMixin:
                 (grad,) = torch.autograd.grad(energy.sum(), z, create_graph=unrolled)
                 energies.append(energy.detach())
                 norms.append(_masked_norm(z.detach(), token_mask))
-                z = z - s.eta * grad.to(z.dtype)
+                step = s.eta * grad.to(z.dtype)
+                z = z - (step if keep is None else step * keep.to(step.dtype))
                 if not unrolled:
                     z = z.detach().requires_grad_(True)
             z_final = z if unrolled else z.detach()
@@ -120,10 +140,10 @@ class ImplicitStepMixin:
         final_energy = 0.5 * r.detach().pow(2).sum(dim=(1, 2))
         energies.append(final_energy)
         norms.append(_masked_norm(z_final.detach(), token_mask))
-        return self._check(out, z0, energies, norms)
+        return out, energies, norms
 
-    def _check(self, out, z0, energies, norms):
-        """Count the solve; apply the divergence policy to examples whose energy rose or blew up."""
+    def _check(self, out, energies, norms) -> torch.Tensor:
+        """Count the solve and apply the divergence policy; returns the rows whose energy rose or blew up."""
         s, stats = self.im_settings, self.im_stats
         first, last = energies[0], energies[-1]
         nonfinite = ~torch.isfinite(last) | ~torch.isfinite(out.detach().float()).flatten(1).all(dim=1)
@@ -135,7 +155,7 @@ class ImplicitStepMixin:
             zip(energies, norms, strict=True)]
         n_div = int(diverged.sum())
         if n_div == 0:
-            return out
+            return diverged
         n_nonfinite = int(nonfinite.sum())
         if s.on_divergence == "raise":
             raise ImDivergence(
@@ -150,7 +170,7 @@ class ImplicitStepMixin:
             log.warning("IM layer %d: %d diverged solves so far (%d non-finite) of %d examples; "
                         "fell back to the explicit step", stats.layer, stats.diverged, stats.nonfinite,
                         stats.examples)
-        return torch.where(diverged.view(-1, 1, 1), z0, out)
+        return diverged
 
 
 def _explicit_step(h, fh, s: ImSettings):

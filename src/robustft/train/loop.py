@@ -24,9 +24,11 @@ from robustft.data.digests import data_digests, model_digests
 from robustft.data.tasks import get_task, load_examples
 from robustft.errors import ConfigError, RobustftError
 from robustft.models.factory import load_classifier
+from robustft.models.model_card import write_model_card
 from robustft.models.predict import accuracy
 from robustft.train.checkpoint import CheckpointSchedule, has_checkpoint, load_checkpoint, save_checkpoint
 from robustft.train.objectives.base import OBJECTIVES, TrainContext, build_objective
+from robustft.train.optim import build_optimizer
 from robustft.version import __version__
 
 log = logging.getLogger("robustft.train")
@@ -68,27 +70,6 @@ def apply_arch(model, cfg: TrainConfig):
     from robustft.models.im import convert
 
     return convert(model, arch=cfg.arch, **cfg.im)
-
-
-def build_optimizer(modules: dict, cfg: TrainConfig, total_steps: int, module_weight_decay: dict | None = None):
-    """AdamW: no decay on biases and LayerNorms; `module_weight_decay` overrides the rate per module name."""
-    groups: dict[float, list] = {}
-    for module_name, module in modules.items():
-        rate = (module_weight_decay or {}).get(module_name.removeprefix("objective."), cfg.weight_decay)
-        for name, p in module.named_parameters():
-            if p.requires_grad:
-                groups.setdefault(0.0 if p.ndim < 2 or "LayerNorm" in name else rate, []).append(p)
-    optimizer = torch.optim.AdamW(
-        [{"params": params, "weight_decay": rate} for rate, params in sorted(groups.items())], lr=cfg.lr
-    )
-    warmup = int(cfg.warmup_ratio * total_steps)
-
-    def schedule(step: int) -> float:  # linear warm-up, then linear decay to 0
-        if step < warmup:
-            return (step + 1) / (warmup + 1)
-        return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
-
-    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
 
 
 def run_dir_for(cfg: TrainConfig) -> Path:
@@ -165,8 +146,7 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
         epoch_batches(items, cfg.batch_size, cfg.seed, 0, cfg.group_by_length, objective.class_balanced_batches)
     )
     steps_per_epoch = math.ceil(batches_per_epoch / cfg.grad_accum)
-    optimizer, scheduler = build_optimizer(modules, cfg, steps_per_epoch * cfg.epochs, objective.module_weight_decay)
-    objective.backward_scale = 1.0 / cfg.grad_accum
+    optimizer, scheduler = build_optimizer(modules, cfg, steps_per_epoch, objective)
     # fp16 (CUDA without bf16) needs loss scaling; bf16 and fp32 do not
     scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
 
@@ -246,7 +226,12 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
         log.info("epoch %d dev accuracy %.4f loss %.4f", epoch + 1, dev["accuracy"], dev["loss"])
         if state["best"] is None or dev["accuracy"] > state["best"]["dev_accuracy"]:
             state["best"] = record
-            save_best(model, tokenizer, run_dir / "best")
+            save_best(model, tokenizer, run_dir / "best", card={
+                "method": cfg.method, "method_args": cfg.method_args, "base_model": cfg.model, "task": cfg.task,
+                "train_split": cfg.train_split, "n_train": len(train_examples), "per_class": cfg.per_class,
+                "data_seed": cfg.data_seed, "seed": cfg.seed, "epochs": cfg.epochs, "max_length": cfg.max_length,
+                "run": str(run_dir), "config_hash": run.description["hash"], "robustft": __version__,
+                "dev": {"split": cfg.dev_split, "accuracy": dev["accuracy"], "n": dev["n"], "epoch": epoch + 1}})
             log.info("new best on dev: saved %s", run_dir / "best")
         state["epoch"], state["batch"] = epoch + 1, 0
         save_checkpoint(checkpoint_dir, modules, optimizer, scheduler, state, keep=cfg.checkpoint_keep)
@@ -281,12 +266,14 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
     return run_dir
 
 
-def save_best(model, tokenizer, folder: Path) -> None:
-    """`save_pretrained` into a temporary folder, then swap it in: the best model is never half-written."""
+def save_best(model, tokenizer, folder: Path, card: dict) -> None:
+    """`save_pretrained` (and the model card) into a temporary folder, then swap it in: the best model is never
+    half-written."""
     recover_folder(folder)
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     with os_errors(tmp, "save the best model to"):
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
+        write_model_card(tmp, card)
     swap_folder(tmp, folder)

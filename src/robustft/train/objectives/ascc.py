@@ -1,27 +1,41 @@
 """ASCC adversarial training (Dong et al., ICLR 2021; TextDefender's settings): CE(clean) +
 beta * KL(p_clean || p_adv), p_adv at the convex-hull point found by `robustft.adversary.hull`.
 
-TextDefender's ASCC: beta 4, entropy weight (its `alpha`) 10 on the per-word mean entropy, 5 Adam steps
-of lr 1 (weight decay 2e-5) on the hull logits; the KL's gradient flows through both branches.
+TextDefender's ASCC (model/models.py, ASCCModel), followed here: beta 4, entropy weight (its `alpha`) 10
+on the entropy averaged over all batch x length token positions, padding included (`entropy_norm="tokens"`;
+"words", a per-word mean, is the stronger option), 5 Adam steps of lr 1 (weight decay 2e-5) on the hull
+logits. The hull's target p_clean comes from a separate no-grad forward in the model's training mode
+(dropout on), and the search runs in that mode too (`clean_target="train"`); the KL's gradient in the loss
+flows through both branches.
 """
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 
 from robustft.adversary.candidates import DEFAULT_SLOTS, CandidateBuilder
+from robustft.adversary.embedding_delta import kl
 from robustft.adversary.embeds import forward_embeds
 from robustft.adversary.hull import HullSettings, adversarial_embeddings, kl_gain, optimise_weights
 from robustft.data.batching import model_inputs
 from robustft.errors import ConfigError
 from robustft.train.objectives.base import Objective, register_objective
-from robustft.train.objectives.embedding_attack import kl
+from robustft.train.objectives.embedding import check_adversary_grad
+
+CLEAN_TARGETS = ("eval", "train")
 
 
 class HullObjective(Objective):
     """Shared set-up of the objectives whose adversary is the ASCC hull (ASCC, RIFT)."""
 
-    def __init__(self, hull: HullSettings, slots: int = DEFAULT_SLOTS):
+    def __init__(self, hull: HullSettings, slots: int = DEFAULT_SLOTS, im_adversary_grad: str = "exact",
+                 clean_target: str = "eval"):
+        check_adversary_grad(im_adversary_grad)
+        if clean_target not in CLEAN_TARGETS:
+            raise ConfigError(f"clean_target must be one of {', '.join(CLEAN_TARGETS)}, not {clean_target!r}")
+        self.im_adversary_grad = im_adversary_grad
+        self.clean_target = clean_target
         self.hull = hull
         self.slots = slots
         self.candidates: CandidateBuilder | None = None
@@ -31,27 +45,49 @@ class HullObjective(Objective):
     def setup(self, model, ctx) -> None:
         self.candidates = CandidateBuilder(ctx.tokenizer, ctx.task, self.neighbors, slots=self.slots)
 
-    def adversarial_embeds(self, model, batch, clean_logits):
+    def clean_logits_for_search(self, model, batch) -> torch.Tensor:
+        """The hull's fixed target: a separate no-grad forward, in eval mode ("eval": RIFT's release) or in
+        the model's current mode ("train": TextDefender's ASCC, dropout on during training)."""
+        was_training = model.training
+        if self.clean_target == "eval":
+            model.eval()
+        try:
+            with torch.no_grad():
+                return model(**model_inputs(batch)).logits
+        finally:
+            model.train(was_training)
+
+    def adversarial_embeds(self, model, batch):
         """The hull point maximising KL(p_clean || p_adv); gradients reach the embedding table only."""
         if self.candidates is None:
             raise ConfigError(f"method '{self.name}' needs setup() (tokenizer, task) before the first batch")
         table = self.candidates.build(batch)
         self.coverage["kept"] += table.kept
         self.coverage["dropped"] += table.dropped
-        weights = optimise_weights(model, batch, table, kl_gain(clean_logits), self.hull)
+        target = self.clean_logits_for_search(model, batch)
+        weights = optimise_weights(model, batch, table, kl_gain(target), self.hull,
+                                   im_gradients=self.im_adversary_grad)
         return adversarial_embeddings(model, table, weights)
 
 
 @register_objective("ascc")
 class ASCC(HullObjective):
     def __init__(self, beta: float = 4.0, entropy_weight: float = 10.0, steps: int = 5, lr: float = 1.0,
-                 weight_decay: float = 2e-5, entropy_norm: float | None = None, slots: int = DEFAULT_SLOTS):
-        super().__init__(HullSettings(steps, lr, weight_decay, entropy_weight, entropy_norm), slots)
+                 weight_decay: float = 2e-5, entropy_norm: float | str | None = "tokens",
+                 slots: int = DEFAULT_SLOTS, im_adversary_grad: str = "exact", clean_target: str = "train"):
+        hull = HullSettings(steps, lr, weight_decay, entropy_weight, entropy_norm, eval_mode=clean_target == "eval")
+        super().__init__(hull, slots, im_adversary_grad, clean_target)
         self.beta = beta
+
+    @classmethod
+    def preset(cls, task):
+        # TextDefender's ASCC: alpha (entropy weight) 10, beta 4, 5 steps, entropy averaged over batch x length
+        return {"method_args": {"beta": 4.0, "entropy_weight": 10.0, "steps": 5, "entropy_norm": "tokens",
+                                "im_adversary_grad": "exact"}}
 
     def loss(self, model, batch):
         clean_logits = model(**model_inputs(batch)).logits
-        adv_logits = forward_embeds(model, batch, self.adversarial_embeds(model, batch, clean_logits))
+        adv_logits = forward_embeds(model, batch, self.adversarial_embeds(model, batch))
         ce = F.cross_entropy(clean_logits.float(), batch["labels"])
         robust = kl(clean_logits, adv_logits)
         return ce + self.beta * robust, {"ce": ce.item(), "kl": robust.item()}

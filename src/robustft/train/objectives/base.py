@@ -54,10 +54,15 @@ class Objective:
     name: ClassVar[str] = "base"
     # RIFT needs B/C examples of each class per batch; the loop's sampler honours this flag.
     class_balanced_batches: ClassVar[bool] = False
-    # Weight decay for an extra module by its modules() name (e.g. RIFT's heads); others use the config's.
+    # Weight decay for an extra module by its modules() name; others use the config's (see weight_decay()).
     module_weight_decay: ClassVar[dict[str, float]] = {}
-    # Objectives that call backward inside loss() (FreeLB) scale it; the loop sets 1 / grad_accum.
-    backward_scale: float = 1.0
+
+    @classmethod
+    def preset(cls, task: str) -> dict[str, Any]:
+        """The method's published recipe for training on `task`, as TrainConfig keys (e.g. {"lr": 2e-5,
+        "epochs": 20, "method_args": {...}}). The config builder applies each key the user did not set
+        and records the applied preset. Empty: no published recipe, the loop's defaults."""
+        return {}
 
     def setup(self, model: nn.Module, ctx: TrainContext) -> None:
         """Called once before training (build teachers, heads, candidate tables)."""
@@ -68,6 +73,18 @@ class Objective:
 
     def on_epoch_start(self, epoch: int) -> None:
         """Called at the start of every epoch (0-based), also when a run resumes mid-epoch."""
+
+    def lr_factor(self, epoch: int) -> float:
+        """Multiplies the learning-rate schedule during `epoch` (0-based); see `robustft.train.optim`."""
+        return 1.0
+
+    def weight_decay(self, module_name: str, param_name: str, param: torch.Tensor, default: float) -> float:
+        """The AdamW weight decay of one parameter. `module_name` is the loop's key ("model", or
+        "objective.NAME" for a module from `modules()`); `default` is the config's weight_decay.
+        Default rule: none on biases and LayerNorms, `module_weight_decay[NAME]` for an objective's module."""
+        if param.ndim < 2 or "LayerNorm" in param_name:
+            return 0.0
+        return self.module_weight_decay.get(module_name.removeprefix("objective."), default)
 
     def loss(self, model: nn.Module, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
         raise NotImplementedError

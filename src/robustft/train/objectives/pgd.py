@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import torch.nn.functional as F
 
+from robustft.adversary.embedding_delta import DeltaSettings, ascend, ce_gain
 from robustft.adversary.embeds import forward_embeds, word_embeddings
 from robustft.data.batching import model_inputs
 from robustft.train.objectives.base import register_objective
-from robustft.train.objectives.embedding_attack import DeltaSettings, EmbeddingObjective, ascend, ce_gain
+from robustft.train.objectives.embedding import EmbeddingObjective
 
 
 @register_objective("pgd")
@@ -20,15 +21,22 @@ class PGD(EmbeddingObjective):
     """
 
     def __init__(self, steps: int = 5, step_size: float = 0.03, init_mag: float = 0.05, max_norm: float = 0.0,
-                 norm: str = "l2", scope: str = "all", clean_weight: float = 0.0):
-        super().__init__(scope)
+                 norm: str = "l2", scope: str = "all", clean_weight: float = 0.0, im_adversary_grad: str = "exact"):
+        super().__init__(scope, im_adversary_grad)
         self.settings = DeltaSettings(steps, step_size, init_mag, max_norm, norm)
         self.clean_weight = clean_weight
+
+    @classmethod
+    def preset(cls, task):
+        # TextDefender's PGD settings (this file's defaults); the IM gradient choice is ours, recorded
+        return {"method_args": {"steps": 5, "step_size": 0.03, "init_mag": 0.05, "max_norm": 0.0,
+                                "im_adversary_grad": "exact"}}
 
     def loss(self, model, batch):
         labels = batch["labels"]
         embeds = word_embeddings(model, batch)
-        delta = ascend(model, batch, embeds, self.perturb_mask(batch), ce_gain(labels), self.settings)
+        delta = ascend(model, batch, embeds, self.perturb_mask(batch), ce_gain(labels), self.settings,
+                       self.im_adversary_grad)
         adv_loss = F.cross_entropy(forward_embeds(model, batch, embeds + delta).float(), labels)
         logs = {"adv_ce": adv_loss.item(), "delta_norm": delta.flatten(1).norm(dim=1).mean().item()}
         if self.clean_weight <= 0:

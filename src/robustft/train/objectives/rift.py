@@ -1,6 +1,6 @@
 """RIFT: Robust Informative Fine-Tuning (Dong et al., NeurIPS 2021), SPEC section 2.
 
-    L = CE(z_clean, y) + w_e * (beta * KL(p_clean || p_adv) + alpha * mean_c InfoNCE_c) [+ options]
+    L = CE(z_clean, y) + beta * KL(p_clean || p_adv) + alpha * mean_c InfoNCE_c [+ options]
 
 The adversary is the ASCC hull (`robustft.adversary.hull`, 10 Adam steps, entropy weight 15 / (300*128)).
 InfoNCE_c, for each class c in the batch: student features S (pooled output of the model on the
@@ -8,16 +8,19 @@ adversarial embedding) and teacher features T (pooled output of the frozen pre-t
 clean input, no gradient) go through that class's two trainable heads (hidden->512->ReLU->256, L2
 normalised); each teacher feature must pick its own student among the students of class c (tau 0.2).
 
-w_e is the warm-up factor of epoch e (0.1, then 0.55, then 1). The SPEC gives the factors but not what
-they multiply; we apply them to the two regularisers (our reading, documented in docs/rift.md). The loop
-calls `on_epoch_start(epoch)`; without that call w_e = 1.
+The release's warm-up scales the learning rate: 0.1 in epoch 0, 0.55 in epoch 1, then 1
+(`WarmupMultiStepLR(optimizer, (50, 80), 0.1, 0.1, 2, 'linear')` stepped per epoch in rift_train.py; its
+milestones 50 and 80 lie beyond the 20 epochs). `lr_factor(epoch)` hands these factors to the loop's
+schedule (`robustft.train.optim`). Weight decay (`weight_decay()`): 0 on the encoder, 2e-4 on every other
+parameter, biases and LayerNorms included (the classifier head and the InfoNCE heads).
 
 Off in the release, options here: `adv_ce` (weight of CE on the adversarial logits), `conditional_mi=False`
 (one head pair and negatives from the whole batch), `l2_pretrained` (weight of ||theta - theta_0||^2 to the
 teacher's weights). Mixout is not implemented.
 
-Presets: `rift-imdb` (beta 10, alpha 0.1) and `rift-snli` (beta 5, alpha 0.7); the training settings of
-the release are in RIFT_TRAIN_PRESETS (batch, max length, lr, epochs) for the CLI to apply.
+Presets: `rift-imdb` and `rift-snli` are the release's two recipes (`preset()`: beta, alpha, lr 2e-5,
+batch 32 / 120, max length 300 / 80, 20 epochs, constant LR after the warm-up); `rift` takes the recipe of
+its task (IMDB or SNLI) and has none for other tasks.
 """
 
 from __future__ import annotations
@@ -30,19 +33,23 @@ import torch.nn.functional as F
 from torch import nn
 
 from robustft.adversary.candidates import DEFAULT_SLOTS
+from robustft.adversary.embedding_delta import kl
 from robustft.adversary.embeds import forward_embeds
 from robustft.adversary.hull import HullSettings
 from robustft.data.batching import model_inputs
 from robustft.errors import ConfigError
 from robustft.train.objectives.ascc import HullObjective
 from robustft.train.objectives.base import register_objective
-from robustft.train.objectives.embedding_attack import kl
 
-RIFT_TRAIN_PRESETS = {
-    "rift-imdb": {"batch_size": 32, "max_length": 300, "lr": 2e-5, "epochs": 20, "seed": 0},
-    "rift-snli": {"batch_size": 120, "max_length": 80, "lr": 2e-5, "epochs": 20, "seed": 0},
+# The release's training recipes (rift_train.py): AdamW lr 2e-5, 20 epochs, the LR warm-up of lr_factor()
+# and no other schedule (its MultiStep milestones 50 and 80 are never reached), weight decay by weight_decay().
+RELEASE_RECIPES = {
+    "imdb": {"lr": 2e-5, "batch_size": 32, "max_length": 300, "epochs": 20, "warmup_ratio": 0.0,
+             "lr_schedule": "constant", "method_args": {"beta": 10.0, "alpha": 0.1}},
+    "snli": {"lr": 2e-5, "batch_size": 120, "max_length": 80, "epochs": 20, "warmup_ratio": 0.0,
+             "lr_schedule": "constant", "method_args": {"beta": 5.0, "alpha": 0.7}},
 }
-HEAD_WEIGHT_DECAY = 2e-4  # the release: 2e-4 on the heads, 0 on the encoder
+HEAD_WEIGHT_DECAY = 2e-4  # the release: 2e-4 on every non-encoder parameter (biases included), 0 on the encoder
 
 
 def projection_head(hidden: int, inner: int = 512, out: int = 256) -> nn.Module:
@@ -81,15 +88,16 @@ def info_nce(students: torch.Tensor, teachers: torch.Tensor, tau: float) -> torc
 @register_objective("rift")
 class RIFT(HullObjective):
     class_balanced_batches = True
-    module_weight_decay = {"rift_heads": HEAD_WEIGHT_DECAY}
     default_beta, default_alpha = 10.0, 0.1
 
     def __init__(self, beta: float | None = None, alpha: float | None = None, tau: float = 0.2,
                  steps: int = 10, hull_lr: float = 1.0, hull_weight_decay: float = 2e-5,
                  entropy_weight: float = 15.0, entropy_norm: float | None = 300 * 128, slots: int = DEFAULT_SLOTS,
                  feature: str = "pooler", teacher: str = "pretrained", warmup: tuple[float, ...] | list = (0.1, 0.55),
-                 adv_ce: float = 0.0, conditional_mi: bool = True, l2_pretrained: float = 0.0):
-        super().__init__(HullSettings(steps, hull_lr, hull_weight_decay, entropy_weight, entropy_norm), slots)
+                 adv_ce: float = 0.0, conditional_mi: bool = True, l2_pretrained: float = 0.0,
+                 im_adversary_grad: str = "exact"):
+        super().__init__(HullSettings(steps, hull_lr, hull_weight_decay, entropy_weight, entropy_norm), slots,
+                         im_adversary_grad)
         if feature not in ("pooler", "cls", "mean"):
             raise ConfigError(f"feature must be 'pooler', 'cls' or 'mean', not {feature!r}")
         if teacher not in ("pretrained", "copy"):
@@ -97,15 +105,20 @@ class RIFT(HullObjective):
         self.beta = self.default_beta if beta is None else beta
         self.alpha = self.default_alpha if alpha is None else alpha
         self.tau, self.feature, self.teacher_source = tau, feature, teacher
-        self.warmup = tuple(warmup)
-        self.warm = 1.0
+        self.warmup = tuple(float(f) for f in warmup)
+        self.encoder_prefix: str | None = None
         self.adv_ce, self.conditional_mi, self.l2_pretrained = adv_ce, conditional_mi, l2_pretrained
         self.teacher: nn.Module | None = None
         self.heads: nn.ModuleDict | None = None
         self.teacher_bytes = 0
 
+    @classmethod
+    def preset(cls, task):
+        return _recipe(task)
+
     def setup(self, model, ctx) -> None:
         super().setup(model, ctx)
+        self.encoder_prefix = model.base_model_prefix
         self.teacher = self._load_teacher(model, ctx).to(ctx.device).eval()
         for p in self.teacher.parameters():
             p.requires_grad_(False)
@@ -125,16 +138,25 @@ class RIFT(HullObjective):
         from transformers import AutoModel
 
         from robustft import resources
+        from robustft.models.factory import load_config, pretrained
 
-        return AutoModel.from_pretrained(
-            resources.resolve_model(ctx.model_name), use_safetensors=True, trust_remote_code=False
-        )
+        # an IM/EX folder loads as its plain encoder here: the teacher is the plain pre-trained network
+        ref = resources.resolve_model(ctx.model_name)
+        return pretrained(AutoModel, ref, "teacher model", ctx.model_name, config=load_config(ctx.model_name),
+                          use_safetensors=True)
 
     def modules(self):
         return {"rift_heads": self.heads} if self.heads is not None else {}
 
-    def on_epoch_start(self, epoch: int) -> None:
-        self.warm = self.warmup[epoch] if epoch < len(self.warmup) else 1.0
+    def lr_factor(self, epoch: int) -> float:
+        return self.warmup[epoch] if epoch < len(self.warmup) else 1.0
+
+    def weight_decay(self, module_name, param_name, param, default) -> float:
+        """0 on the encoder (the model's base model), HEAD_WEIGHT_DECAY on every other parameter."""
+        if self.encoder_prefix is None:
+            raise ConfigError("method 'rift' needs setup() before its optimizer is built")
+        on_encoder = module_name == "model" and param_name.startswith(self.encoder_prefix + ".")
+        return 0.0 if on_encoder else HEAD_WEIGHT_DECAY
 
     def mutual_information_loss(self, students, teachers, labels) -> torch.Tensor:
         if not self.conditional_mi:
@@ -152,7 +174,7 @@ class RIFT(HullObjective):
             raise ConfigError("method 'rift' needs setup() (teacher, heads, candidates) before the first batch")
         labels, inputs = batch["labels"], model_inputs(batch)
         clean_logits = model(**inputs).logits
-        adv_embeds = self.adversarial_embeds(model, batch, clean_logits)
+        adv_embeds = self.adversarial_embeds(model, batch)
         with tap(model.base_model) as seen:
             adv_logits = forward_embeds(model, batch, adv_embeds)
         students = pooled_features(seen["out"], batch["attention_mask"], self.feature)
@@ -162,8 +184,8 @@ class RIFT(HullObjective):
         ce = F.cross_entropy(clean_logits.float(), labels)
         robust = kl(clean_logits, adv_logits)
         mi = self.mutual_information_loss(students, teachers.detach(), labels)
-        loss = ce + self.warm * (self.beta * robust + self.alpha * mi)
-        logs = {"ce": ce.item(), "kl": robust.item(), "infonce": mi.item(), "warm": self.warm}
+        loss = ce + self.beta * robust + self.alpha * mi
+        logs = {"ce": ce.item(), "kl": robust.item(), "infonce": mi.item()}
         if self.adv_ce:
             adv = F.cross_entropy(adv_logits.float(), labels)
             loss = loss + self.adv_ce * adv
@@ -185,13 +207,28 @@ class RIFT(HullObjective):
 
 @register_objective("rift-imdb")
 class RiftImdb(RIFT):
-    """The release's IMDB recipe: beta 10, alpha 0.1 (train with RIFT_TRAIN_PRESETS['rift-imdb'])."""
+    """The release's IMDB recipe (on any task): beta 10, alpha 0.1, batch 32, max length 300."""
 
     default_beta, default_alpha = 10.0, 0.1
+
+    @classmethod
+    def preset(cls, task):
+        return _recipe("imdb")
 
 
 @register_objective("rift-snli")
 class RiftSnli(RIFT):
-    """The release's SNLI recipe: beta 5, alpha 0.7 (train with RIFT_TRAIN_PRESETS['rift-snli'])."""
+    """The release's SNLI recipe (on any task): beta 5, alpha 0.7, batch 120, max length 80."""
 
     default_beta, default_alpha = 5.0, 0.7
+
+    @classmethod
+    def preset(cls, task):
+        return _recipe("snli")
+
+
+def _recipe(task: str) -> dict:
+    recipe = RELEASE_RECIPES.get(task)
+    if recipe is None:
+        return {}
+    return {**recipe, "method_args": {**recipe["method_args"], "im_adversary_grad": "exact"}}

@@ -7,9 +7,10 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from robustft.adversary.embedding_delta import DeltaSettings, ascend, kl
 from robustft.adversary.embeds import forward_embeds, word_embeddings
 from robustft.train.objectives.base import register_objective
-from robustft.train.objectives.embedding_attack import DeltaSettings, EmbeddingObjective, ascend, kl
+from robustft.train.objectives.embedding import EmbeddingObjective
 
 
 @register_objective("trades")
@@ -17,10 +18,15 @@ class TRADES(EmbeddingObjective):
     """Defaults: beta 6 (TRADES), 5 normalised L2 steps of 0.03 from 0.001 * N(0, 1), no norm bound."""
 
     def __init__(self, beta: float = 6.0, steps: int = 5, step_size: float = 0.03, init_mag: float = 0.001,
-                 max_norm: float = 0.0, norm: str = "l2", scope: str = "all"):
-        super().__init__(scope)
+                 max_norm: float = 0.0, norm: str = "l2", scope: str = "all", im_adversary_grad: str = "exact"):
+        super().__init__(scope, im_adversary_grad)
         self.beta = beta
         self.settings = DeltaSettings(steps, step_size, init_mag, max_norm, norm, init="normal")
+
+    @classmethod
+    def preset(cls, task):
+        # TRADES' beta (Zhang et al. 2019); the text adversary's steps have no published recipe (our defaults)
+        return {"method_args": {"beta": 6.0, "im_adversary_grad": "exact"}}
 
     def loss(self, model, batch):
         labels = batch["labels"]
@@ -30,7 +36,8 @@ class TRADES(EmbeddingObjective):
         try:
             with torch.no_grad():
                 p_clean = forward_embeds(model, batch, embeds).detach()
-            delta = ascend(model, batch, embeds, self.perturb_mask(batch), lambda adv: kl(p_clean, adv), self.settings)
+            delta = ascend(model, batch, embeds, self.perturb_mask(batch), lambda adv: kl(p_clean, adv), self.settings,
+                           self.im_adversary_grad)
         finally:
             model.train(was_training)
         clean_logits = forward_embeds(model, batch, embeds)
