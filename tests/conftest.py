@@ -25,3 +25,15 @@ def tiny_model_dir(tmp_path_factory):
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Every test runs torch on one thread and restores the count after: tiny models are faster on one thread,
+    the machine's two cores are shared, and a test must not change the thread count of the next."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -20,14 +20,6 @@ NEIGHBORS = {"good": ["great", "fine", "nice"], "movie": ["film", "picture"], "d
 FAR = {"K": 5, "eta": 0.05}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def batch_of(tok):
     examples = [Example("a good movie", 1), Example("a dull movie", 0)]
     return collate(encode(tok, examples, 32), tok.pad_token_id)

@@ -19,7 +19,6 @@ FAST_ARGS = {"rift": {"teacher": "copy", "steps": 2}, "rift-imdb": {"teacher": "
 @pytest.mark.parametrize("grad", ["unrolled", "explicit"])
 @pytest.mark.parametrize("method", sorted(OBJECTIVES))
 def test_every_objective_trains_an_im_model(method, grad):
-    torch.set_num_threads(1)
     torch.manual_seed(0)
     model, tok = tiny_bert(2, seed=0)
     convert(model, arch="im", layers="all", K=1, eta=0.05, grad=grad)

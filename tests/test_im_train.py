@@ -3,7 +3,6 @@
 import json
 
 import pytest
-import torch
 
 from robustft.config import TrainConfig
 from robustft.models.factory import load_classifier, tiny_bert
@@ -13,7 +12,6 @@ from robustft.train.loop import train
 
 @pytest.mark.parametrize("arch", ["im", "ex"])
 def test_train_with_im_arch_saves_a_model_that_reloads_converted(tmp_path, arch):
-    torch.set_num_threads(1)
     model, tok = tiny_bert(seed=0)
     model.save_pretrained(tmp_path / "tiny")
     tok.save_pretrained(tmp_path / "tiny")

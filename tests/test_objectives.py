@@ -24,15 +24,6 @@ METHOD_ARGS = {"rift": {"teacher": "copy", "steps": 3}, "rift-imdb": {"teacher":
                "rift-snli": {"teacher": "copy", "steps": 3}, "ascc": {"steps": 3}}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run faster on one thread, and the machine is shared."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def sentiment_batch(tok):
     examples = [Example(t.format(w), label) for t in TEMPLATES
                 for label, words in ((1, POSITIVE), (0, NEGATIVE)) for w in words]
