@@ -10,7 +10,7 @@ where gain is KL(p_clean || p_adv) summed over the batch (training; RIFT and ASC
 of the true label (the white-box attack). The entropy term pulls each w towards one real word. The
 weights come back detached.
 
-Deviation (docs/rift.md): the SPEC's E is the embedding *output* (word + position + segment, then
+Deviation (docs/rift.md): RIFT's E is the embedding *output* (word + position + segment, then
 LayerNorm). With Hugging Face `inputs_embeds` only the word embedding can be replaced, so the hull mixes
 word embeddings and the model adds position/segment embeddings and LayerNorm afterwards. Position and
 segment terms are identical across a position's candidates and the weights sum to one, so the only

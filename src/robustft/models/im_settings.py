@@ -33,7 +33,7 @@ def base_model_type(model_type: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class ImSettings:
-    """How chosen residual layers become implicit-Euler steps (SPEC section 1).
+    """How chosen residual layers become implicit-Euler steps (IM-BERT, Kim et al. 2024).
 
     arch: "im" solves z = h + dt*f(z) by K gradient steps on 0.5*|r|^2 from the explicit step;
           "ex" is the EX-BERT control: the explicit step only.

@@ -1,4 +1,4 @@
-"""The published anchors of SPEC.md section 5 (and the papers' headline claims), set beside our closest
+"""The published anchors (AdvGLUE leaderboard, TextDefender, and the papers' headline claims), set beside our closest
 figures. Published numbers are percentages as printed in the papers; ours are computed from the runs."""
 
 from __future__ import annotations

@@ -141,7 +141,7 @@ def probe_tables(summary: dict) -> list[Table]:
 def anchors_table(summary: dict) -> Table:
     rows = [[a["benchmark"], a["figure"], str(a["published"]), a["source"], "; ".join(a["ours"]) or "not run"]
             for a in summary["anchors"]]
-    return Table("Published anchors (SPEC.md section 5) beside ours", ["benchmark", "figure", "published %",
+    return Table("Published anchors beside ours", ["benchmark", "figure", "published %",
                                                                       "source", "ours %"], rows,
                  ["Absolute numbers on MiniLM differ from the papers' backbones; compare directions and gains."],
                  section="anchors")

@@ -60,7 +60,7 @@ class FreeLBPlusPlus(FreeLB):
     """FreeLB++: no norm bound and more steps (10 by default: TextDefender's IMDB setting)."""
 
     default_steps = 10
-    TEXTDEFENDER_STEPS = {"imdb": 10, "sst2": 30, "ag_news": 30}  # SPEC section 3
+    TEXTDEFENDER_STEPS = {"imdb": 10, "sst2": 30, "ag_news": 30}  # TextDefender (Li et al. 2021)
 
     @classmethod
     def preset_steps(cls, task: str) -> int:

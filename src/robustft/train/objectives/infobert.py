@@ -87,7 +87,7 @@ class InfoBERT(EmbeddingObjective):
 
     @classmethod
     def preset(cls, task):
-        # TextDefender's InfoBERT settings (SPEC section 3); the IM gradient choice is ours, recorded
+        # TextDefender's InfoBERT settings (Li et al. 2021); the IM gradient choice is ours, recorded
         return {"method_args": {"steps": 3, "step_size": 4e-2, "init_mag": 8e-2, "max_norm": 0.0, "alpha": 5e-3,
                                 "beta": 5e-3, "cl": 0.5, "ch": 0.9, "im_adversary_grad": "exact"}}
 

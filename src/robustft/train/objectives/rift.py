@@ -1,4 +1,4 @@
-"""RIFT: Robust Informative Fine-Tuning (Dong et al., NeurIPS 2021), SPEC section 2.
+"""RIFT: Robust Informative Fine-Tuning (Dong et al., NeurIPS 2021).
 
     L = CE(z_clean, y) + beta * KL(p_clean || p_adv) + alpha * mean_c InfoNCE_c [+ options]
 
