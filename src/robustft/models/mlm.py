@@ -19,7 +19,7 @@ from torch import nn
 from transformers import AutoModelForMaskedLM, BertConfig, BertForMaskedLM, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.models.bert.modeling_bert import BertLMPredictionHead
 
-from robustft import resources
+from robustft import resources, runtime
 from robustft.errors import MissingResource, RobustftError
 
 MLM_ENV = "ROBUSTFT_MLM"
@@ -37,21 +37,35 @@ BACKBONE_WEIGHTS = "model.safetensors"
 def load_masked_lm(name: str | None = None) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """A masked LM in eval mode and its tokenizer; `model.mlm_source` names what was loaded.
 
-    name None: `$ROBUSTFT_MLM` if set, else bert-base-uncased when a hub (or its cache) is reachable,
-    else MiniLM + the shipped head. "minilm" always means MiniLM + the shipped head; any other name is
-    a hub name or a local folder and must carry a trained masked-LM head.
+    name None: `$ROBUSTFT_MLM` if set, else bert-base-uncased when it is already in the local Hugging Face
+    cache (looked up on disk only: no network call, so no DNS retries when the offline variables are
+    unset), else MiniLM + the shipped head. "minilm" always means MiniLM + the shipped head; any other
+    name is a hub name or a local folder and must carry a trained masked-LM head.
     """
     if name is None:
         configured = os.environ.get(MLM_ENV)
         if configured:
             return load_masked_lm(configured)
-        try:
-            return load_hub_mlm(DEFAULT_HUB_MLM)
-        except MissingResource:
-            return load_shipped_mlm()
+        cached = _cached_snapshot(DEFAULT_HUB_MLM)
+        if cached is not None:
+            try:
+                model, tokenizer = load_hub_mlm(cached)
+                model.mlm_source = f"{DEFAULT_HUB_MLM} (local cache)"
+                return model, tokenizer
+            except MissingResource:
+                pass
+        return load_shipped_mlm()
     if name in SHIPPED_NAMES:
         return load_shipped_mlm()
     return load_hub_mlm(name)
+
+
+def _cached_snapshot(repo_id: str) -> str | None:
+    """The folder of `repo_id` in the local Hugging Face cache, if its config is there (disk only)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo_id, "config.json")
+    return str(Path(found).parent) if isinstance(found, str) else None
 
 
 def load_hub_mlm(name: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
@@ -235,7 +249,10 @@ def pad_batch(rows: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
 
 def masked_logits(model: PreTrainedModel, batch: dict[str, torch.Tensor], where: torch.Tensor) -> torch.Tensor:
     """Vocabulary logits at the positions `where` (bool [B, T]) only: the head runs on those alone."""
-    inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+    device = runtime.model_device(model)  # inputs follow the model, wherever it was moved
+    inputs = runtime.to_device({k: v for k, v in batch.items() if k in ("input_ids", "attention_mask",
+                                                                          "token_type_ids")}, device)
+    where = where.to(device)
     head = getattr(model, "cls", None) or getattr(model, "lm_head", None)
     if head is None:  # an architecture whose head we do not know: full logits, then select
         return model(**inputs).logits[where]
@@ -263,7 +280,7 @@ def masked_token_accuracy(model, tokenizer, texts, rate: float = 0.15, seed: int
         batch["input_ids"] = inputs
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=inputs.device.type == "cpu"):
             logits = masked_logits(model, batch, where).float()
-        gold = labels[where]
+        gold = labels[where].to(logits.device)
         nll += torch.nn.functional.cross_entropy(logits, gold, reduction="sum").item()
         top = logits.topk(max(ks), dim=-1).indices
         for k in ks:
@@ -316,7 +333,7 @@ def pseudo_log_likelihood(model, tokenizer, texts, positions=None, batch_size: i
         where = labels != -100  # exactly one position per row, so rows and logits line up
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16 and labels.device.type == "cpu"):
             logits = masked_logits(model, batch, where).float()
-        logp = torch.log_softmax(logits, dim=-1).gather(1, labels[where][:, None]).squeeze(1)
+        logp = torch.log_softmax(logits, dim=-1).gather(1, labels[where][:, None].to(logits.device)).squeeze(1)
         for (i, _), value in zip(chunk, logp.tolist(), strict=True):
             scores[i] += value
     return scores
