@@ -178,3 +178,12 @@ def test_pairs_perturb_only_the_chosen_field(tok_model, mlm):
         assert record.context == pair.text_a and record.original == pair.text_b
         assert [s["original"] for s in record.swaps] == ["good"] and record.swaps[0]["index"] == 1
         assert record.result == FAILED  # the premise's "good" keeps the victim positive: it may not move
+
+
+def test_textdefender_attacks_only_texts_of_more_than_four_tokens():
+    from robustft.attacks.recipes import protocol_keeps
+    from robustft.data.example import Example
+
+    assert not protocol_keeps("textdefender", Example("one two three four", 1))  # len(text_a.split(" ")) > 4
+    assert protocol_keeps("textdefender", Example("one two three four five", 1))
+    assert protocol_keeps(None, Example("short", 1))

@@ -99,6 +99,7 @@ class Attack:
         self.pair_words = get("pair_words", "joint")
         self.time_limit = get("time_limit_s")
         self.recheck = get("recheck_full_precision", True)
+        self.skip_truncated = get("skip_truncated_words", True)
         self.field = victim.task.perturb_field
         if (self.query_budget is not None and self.query_budget < 1) or (
                 self.query_budget_per_word is not None and self.query_budget_per_word <= 0):
@@ -135,7 +136,7 @@ class Attack:
     def _fixed(self, example: Example, view: TextView, original: AttackedText) -> tuple[set[int], str | None]:
         """Words no query is spent on: a pair's frozen part and words the model never reads (truncated)."""
         fixed = view.frozen(original)
-        visible = self.victim.visible_chars(example, self.field)
+        visible = self.victim.visible_chars(example, self.field) if self.skip_truncated else None
         if visible is None:
             return fixed, None
         cut = view.field_start + visible

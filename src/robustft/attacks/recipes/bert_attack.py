@@ -13,8 +13,8 @@
 """
 
 from robustft.attacks.attack import Attack
-from robustft.attacks.constraints import RepeatModification, StopwordModification
-from robustft.attacks.recipes.common import shared_constraints
+from robustft.attacks.constraints import RepeatModification
+from robustft.attacks.recipes.common import shared_constraints, stopwords
 from robustft.attacks.search import GreedyWordImportance
 from robustft.attacks.transformations import MaskedLMCandidates
 
@@ -34,7 +34,7 @@ CONFIG = {
 
 def build(victim, config: dict, mlm=None) -> Attack:
     model, tokenizer = mlm if mlm is not None else (None, None)
-    stop = StopwordModification(config["stopwords"])
+    stop = stopwords(config)
     transformation = MaskedLMCandidates(model, tokenizer, config["max_candidates"], config["combination_k"],
                                         config["max_combinations"],
                                         stopwords=stop.words if config["filter_candidates"] else frozenset(),

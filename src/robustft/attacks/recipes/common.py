@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from robustft.attacks.constraints import Antonyms, MaxWordsPerturbed, SentenceSimilarity
+from robustft.attacks.constraints import Antonyms, MaxWordsPerturbed, SentenceSimilarity, StopwordModification
 from robustft.attacks.transformations import (
     CounterfittedNeighbours,
     WordNetSynonyms,
@@ -18,6 +18,8 @@ ENGINE_DEFAULTS = {
     "pair_words": "joint",             # TextAttack/TextDefender: premise + hypothesis; "perturbed": ours before
     "time_limit_s": None,              # per example; an example over it is recorded as failed, with the reason
     "recheck_full_precision": True,    # successes found under bf16/fp16 are re-judged by one fp32 call
+    "skip_truncated_words": True,      # no query on words past the model's truncation point (TextAttack: False)
+    "stopwords_case_sensitive": False,  # TextAttack compares words as written: True
 }
 
 # TextDefender (Li et al. 2021, "Searching for an effective defender"; RockyLzy/TextDefender
@@ -65,6 +67,10 @@ def neighbour_source(config: dict, victim):
     if name == "model":
         return model_embedding_neighbours(victim.model, victim.tokenizer, k or 50, min_cos)
     raise ValueError(f"unknown neighbour source {name!r} (wordnet, counterfitted, glove, model)")
+
+
+def stopwords(config: dict) -> StopwordModification:
+    return StopwordModification(config["stopwords"], config["stopwords_case_sensitive"])
 
 
 def shared_constraints(config: dict) -> list:

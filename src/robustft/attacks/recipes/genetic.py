@@ -14,8 +14,8 @@
 """
 
 from robustft.attacks.attack import Attack
-from robustft.attacks.constraints import LanguageModelFilter, MaskedLMPseudoLogLikelihood, StopwordModification
-from robustft.attacks.recipes.common import neighbour_source, shared_constraints
+from robustft.attacks.constraints import LanguageModelFilter, MaskedLMPseudoLogLikelihood
+from robustft.attacks.recipes.common import neighbour_source, shared_constraints, stopwords
 from robustft.attacks.search import Genetic
 
 CONFIG = {
@@ -37,7 +37,7 @@ CONFIG = {
 
 
 def build(victim, config: dict, mlm=None) -> Attack:
-    constraints = [StopwordModification(config["stopwords"]), *shared_constraints(config)]
+    constraints = [stopwords(config), *shared_constraints(config)]
     if config.get("lm_scorer") == "masked-lm-pll":
         model, tokenizer = mlm if mlm is not None else (None, None)
         constraints.append(LanguageModelFilter(MaskedLMPseudoLogLikelihood(model, tokenizer),

@@ -10,8 +10,8 @@
 """
 
 from robustft.attacks.attack import Attack
-from robustft.attacks.constraints import RepeatModification, StopwordModification
-from robustft.attacks.recipes.common import neighbour_source, shared_constraints
+from robustft.attacks.constraints import RepeatModification
+from robustft.attacks.recipes.common import neighbour_source, shared_constraints, stopwords
 from robustft.attacks.search import GreedyWordImportance
 
 CONFIG = {
@@ -26,6 +26,6 @@ CONFIG = {
 
 
 def build(victim, config: dict, mlm=None) -> Attack:
-    constraints = [RepeatModification(), StopwordModification(config["stopwords"]), *shared_constraints(config)]
+    constraints = [RepeatModification(), stopwords(config), *shared_constraints(config)]
     search = GreedyWordImportance("weighted-saliency", saliency_gain=config["saliency_gain"])
     return Attack("pwws", victim, neighbour_source(config, victim), constraints, search, config)

@@ -14,8 +14,8 @@
 """
 
 from robustft.attacks.attack import Attack
-from robustft.attacks.constraints import PartOfSpeech, RepeatModification, StopwordModification
-from robustft.attacks.recipes.common import neighbour_source, shared_constraints
+from robustft.attacks.constraints import PartOfSpeech, RepeatModification
+from robustft.attacks.recipes.common import neighbour_source, shared_constraints, stopwords
 from robustft.attacks.search import GreedyWordImportance
 
 CONFIG = {
@@ -33,7 +33,7 @@ CONFIG = {
 
 
 def build(victim, config: dict, mlm=None) -> Attack:
-    constraints = [RepeatModification(), StopwordModification(config["stopwords"]),
+    constraints = [RepeatModification(), stopwords(config),
                    PartOfSpeech(config["pos_allow_verb_noun_swap"], config["pos_context"]),
                    *shared_constraints(config)]
     return Attack("textfooler", victim, neighbour_source(config, victim), constraints,

@@ -44,7 +44,8 @@ class MaskedLMCandidates(Transformation):
         self.max_combinations, self.max_subwords = max_combinations, max_subwords
         self.stop = frozenset(stopwords)  # never proposed (BERT-Attack's filter_words)
         self.max_length = max_length
-        self.source = source or getattr(mlm.config, "name_or_path", "") or type(mlm).__name__
+        self.source = (source or getattr(mlm, "mlm_source", "") or getattr(mlm.config, "name_or_path", "")
+                       or type(mlm).__name__)  # recorded: which masked LM ran
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - greedy searches ask for the same text repeatedly
     def _predictions(self, text: str):
