@@ -4,6 +4,12 @@ The search sees an `AttackContext`: the original text, the goal function (all mo
 positions may change, and `neighbours(text, indices)` = the transformation's candidates as texts that
 pass every constraint. Inputs the search cannot work on (no words, nothing modifiable) fail with a
 reason instead of raising.
+
+What is attacked is a `TextView` of the example (a pair's premise and hypothesis as one text under the
+default joint accounting, see view.py); positions in `AttackContext.fixed` (a pair's frozen part, words
+past the model's truncation point) are never modifiable, so no query is spent on them. An example over
+its time limit, or whose bf16/fp16 success an fp32 call does not confirm, is recorded as failed with
+the reason.
 """
 
 from __future__ import annotations
@@ -174,7 +180,7 @@ class Attack:
         ctx = AttackContext(original, goal, self.transformation, self.constraints, rng, initial,
                             fixed=frozenset(fixed))
         try:
-            if not view.field_text(original.text).strip() or original.num_words == len(view.frozen(original)):
+            if original.num_words == len(view.frozen(original)):  # the perturbed field has no word
                 best, why = initial, "no words to perturb"
             elif not ctx.modifiable(original):
                 best, why = initial, "no modifiable words (all stopwords or excluded)"

@@ -46,18 +46,22 @@ class MiniLMEncoder:
         from robustft import resources
 
         self.path = resources.resolve_model(model)
-        self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-        self.model = AutoModel.from_pretrained(self.path, use_safetensors=True).eval()
+        self.tokenizer = AutoTokenizer.from_pretrained(self.path, trust_remote_code=False)
+        self.model = AutoModel.from_pretrained(self.path, use_safetensors=True, trust_remote_code=False).eval()
         self.torch = torch
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        from robustft import runtime
+        from robustft.data.batching import model_inputs, tokenize_pad
+
         torch = self.torch
-        enc = self.tokenizer(list(texts), padding=True, truncation=True, max_length=256, return_tensors="pt")
+        enc = runtime.to_device(model_inputs(tokenize_pad(self.tokenizer, list(texts), max_length=256)),
+                                runtime.model_device(self.model))
         with torch.no_grad():
             hidden = self.model(**enc).last_hidden_state
         mask = enc["attention_mask"].unsqueeze(-1).float()
         emb = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
-        return torch.nn.functional.normalize(emb, dim=-1).numpy()
+        return torch.nn.functional.normalize(emb, dim=-1).cpu().numpy()
 
     def resources(self) -> dict[str, str]:
         return {"minilm_weights": str(next(Path(self.path).glob("*.safetensors")))}
