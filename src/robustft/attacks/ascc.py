@@ -52,7 +52,8 @@ class AsccAttack:
         return {"recipe": self.recipe, "settings": self.settings, "perturb_field": self.field,
                 "neighbours": "custom" if self.custom_neighbors else "counterfitted", "slots": self.builder.slots,
                 "hull": self.hull.__dict__, "gain": "cross-entropy of the true label",
-                "victim": {"max_length": self.victim.max_length, "precision": self.victim.precision}}
+                "victim": {"max_length": self.victim.max_length, "precision": self.victim.precision,
+                           "ran_in": self.victim.concrete_precision}}
 
     def resources(self) -> dict[str, str]:
         if self.custom_neighbors:

@@ -125,7 +125,7 @@ class Attack:
                 "query_budget": self.query_budget, "query_budget_per_word": self.query_budget_per_word,
                 "query_budget_unit": self.victim.budget_unit, "pair_words": self.pair_words,
                 "victim": {"max_length": self.victim.max_length, "batch_size": self.victim.batch_size,
-                           "precision": self.victim.precision}}
+                           "precision": self.victim.precision, "ran_in": self.victim.concrete_precision}}
 
     def resources(self) -> dict[str, str]:
         files = dict(self.transformation.resources())
