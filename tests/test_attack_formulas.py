@@ -189,3 +189,24 @@ def test_pos_tags_textattacks_window_of_the_original_text(monkeypatch):
     pos.filter([current.replace_word(6, "fine")], current, original)
     assert seen == [("three", "four", "five", "six", "good", "eight", "nine", "ten"),
                     ("three", "four", "five", "six", "fine", "eight", "nine", "ten")]
+
+
+def test_textattack_compat_never_swaps_a_word_twice(keyword):
+    import random
+
+    from robustft.attacks.attack import AttackContext
+    from robustft.attacks.goal import UntargetedClassification
+    from robustft.attacks.view import TextView
+
+    model, tok = keyword
+    attack = build_attack("genetic", Victim(model, tok, "sst2"), overrides={
+        "lm_scorer": None, "compat": "textattack", "max_percent": None})
+    original = AttackedText("a good")
+    goal = UntargetedClassification(attack.victim, TextView.of(Example("a good", 1), "text_a"))
+    attack.victim.reset(None)
+    initial = goal.evaluate([original])[0]
+    ctx = AttackContext(original, goal, attack.transformation, attack.constraints, random.Random(0), initial)
+    member = goal.evaluate([original.replace_word(1, "nice")])[0]  # "good" already swapped (to another cue)
+    out, weights = attack.search._ta_perturb(ctx, member, [1, 6])
+    assert out is member and attack.victim.queries == 2  # nothing tried: "a" is a stopword, "nice" was swapped
+    assert weights == [1, 6]  # draws that found no candidate leave the weights alone (TextAttack)
