@@ -122,3 +122,12 @@ def test_a_success_under_bf16_is_rechecked_in_fp32(tok):
     off = build_attack("textfooler", Victim(Bf16Flip(tok), tok, "sst2", precision="bf16"),
                        overrides={"similarity": None, "recheck_full_precision": False}).run(example, 0, 0)
     assert off.result == SUCCEEDED and off.queries == record.queries - 1
+
+
+@pytest.mark.parametrize(("key", "value"), [("query_budget", 0), ("query_budget", -1), ("query_budget", 2.5),
+                                            ("query_budget_per_word", float("nan")), ("query_budget_per_word", 0),
+                                            ("time_limit_s", float("inf")), ("time_limit_s", "10"),
+                                            ("query_budget", True)])
+def test_bad_engine_settings_are_config_errors_naming_the_key(tok, key, value):
+    with pytest.raises(ConfigError, match=key):
+        build_attack("pwws", Victim(KeywordModel(tok), tok, "sst2"), overrides={key: value})

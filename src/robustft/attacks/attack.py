@@ -14,6 +14,7 @@ the reason.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -107,11 +108,13 @@ class Attack:
         self.recheck = get("recheck_full_precision", True)
         self.skip_truncated = get("skip_truncated_words", True)
         self.field = victim.task.perturb_field
-        if (self.query_budget is not None and self.query_budget < 1) or (
-                self.query_budget_per_word is not None and self.query_budget_per_word <= 0):
-            raise ConfigError("a query budget must allow at least one query (the original text)")
-        if self.time_limit is not None and not self.time_limit > 0:
-            raise ConfigError(f"time_limit_s: must be a positive number of seconds or None, got {self.time_limit}")
+        for key, value, kind in (("query_budget", self.query_budget, int),
+                                 ("query_budget_per_word", self.query_budget_per_word, (int, float)),
+                                 ("time_limit_s", self.time_limit, (int, float))):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, kind)
+                                      or not math.isfinite(value) or value <= 0):
+                raise ConfigError(f"{key}: must be a positive {'integer' if kind is int else 'number'} or None "
+                                  f"(a query budget allows at least the original text), got {value!r}")
         victim.budget_unit = get("query_budget_unit", "textattack")
         if victim.budget_unit not in BUDGET_UNITS:
             raise ConfigError(f"query_budget_unit: expected one of {', '.join(BUDGET_UNITS)}, "
