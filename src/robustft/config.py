@@ -143,7 +143,16 @@ class AttackConfig(RunSettings):
                                    choices=(None, "textdefender"))
     n: int = setting(1000, "seeded sample size (all if larger)", min=1)
     seed: int = setting(0, "seed of the sample and of the attack", min=0)
-    query_budget: int | None = setting(None, "queries per example", min=1)
+    query_budget: int | None = setting(None, "queries per example, in query_budget_unit", min=1)
+    query_budget_unit: str | None = setting(None, "textattack (every text handed to the goal function, the "
+                                            "default) or distinct (each input once)",
+                                            choices=(None, "textattack", "distinct"))
+    pair_words: str | None = setting(None, "pairs: joint (premise + hypothesis words, TextAttack's, the default) "
+                                     "or perturbed (the hypothesis alone)", choices=(None, "joint", "perturbed"))
+    time_limit_s: float | None = setting(None, "seconds per example, then it is recorded as failed (default none)",
+                                         min=0.0)
+    recheck_full_precision: bool | None = setting(None, "re-check every success found in bf16/fp16 in fp32 "
+                                                  "(default true)")
     first: int | None = setting(None, "attack only the first K examples now (the rest later with --resume)", min=1)
     batch_size: int = setting(64, "victim queries per forward", min=1)
     max_length: int | None = setting(None, "tokens per query (default: the trained run's, else the model's)", min=2)

@@ -107,6 +107,17 @@ def stopwords() -> frozenset[str]:
     return frozenset(w.strip() for w in path.read_text(encoding="utf-8").split("\n") if w.strip())
 
 
+TEXTFOOLER_STOPWORDS = "stopwords/textfooler.txt"
+
+
+@functools.lru_cache(maxsize=1)
+def textfooler_stopwords() -> frozenset[str]:
+    """TextFooler's own 266-word stopword list (TextFooler, TextAttack's textfooler recipe, BERT-Attack's
+    filter_words), one word a line in the data root."""
+    path = data_file(TEXTFOOLER_STOPWORDS, "it ships with the offline data (TextAttack 0.3.11's textfooler recipe)")
+    return frozenset(w.strip() for w in path.read_text(encoding="utf-8").split("\n") if w.strip())
+
+
 def wordnet():
     """NLTK's WordNet reader over the offline data root."""
     nltk_data_dir()

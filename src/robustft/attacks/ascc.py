@@ -1,12 +1,16 @@
-"""The white-box ASCC attack (RIFT's evaluation): the convex-hull search of `robustft.adversary.hull`
-with gain = cross-entropy of the true label (minimising -CE), then argmax of each word's weights to a
-discrete word, and the model's verdict on the discrete text.
+"""The white-box ASCC attack (RIFT's evaluation) as a recipe: `build_attack("ascc", victim)`.
 
-Records follow `robustft.attacks.results.AttackRecord` (TextAttack's outcomes): an example the model
-already gets wrong is skipped; succeeded when the discrete text flips the prediction, failed otherwise.
-`queries` counts model calls per example: the clean call, one per hull step and the discrete check.
-Each example's starting logits come from its own generator seeded by (seed, index), so a record does
-not depend on the batch it ran in.
+Per example, the convex-hull search of `robustft.adversary.hull` with gain = cross-entropy of the true
+label (minimising -CE), then argmax of each word's weights to a discrete word, and the model's verdict on
+the discrete text through the victim. Same interface as the black-box attacks (`run(example, index,
+seed) -> AttackRecord`, `config()`, `resources()`, `field`), so it streams through the runner with
+per-example JSONL and resume.
+
+Records follow TextAttack's outcomes: an example the model already gets wrong is skipped; succeeded
+when the discrete text flips the prediction, failed otherwise. Queries: the clean call, one per hull
+step (a forward and backward pass each) and the discrete check (+1 for the fp32 re-check of a success
+found under bf16/fp16), in both units. Each example's starting logits come from a generator seeded by
+(seed, index), so a record depends neither on the batch nor on the run order.
 """
 
 from __future__ import annotations
@@ -15,85 +19,106 @@ import time
 
 import torch
 
-from robustft.adversary.candidates import DEFAULT_SLOTS, CandidateBuilder
+from robustft import resources, runtime
+from robustft.adversary.candidates import CandidateBuilder
 from robustft.adversary.hull import HullSettings, ce_gain, kaiming_logits, optimise_weights
-from robustft.attacks.results import ERROR, FAILED, SKIPPED, SUCCEEDED, AttackRecord
+from robustft.attacks.results import FAILED, SKIPPED, SUCCEEDED, AttackRecord
+from robustft.attacks.victim import AttackTimeout, Victim
+from robustft.attacks.view import TextView
 from robustft.attacks.words import AttackedText
-from robustft.data.batching import collate, encode, model_inputs
+from robustft.data.batching import model_inputs, tokenize_pad
 from robustft.data.example import Example
+from robustft.errors import ConfigError
 
 
-def run_ascc_attack(model, tokenizer, task, examples: list[Example], seed: int = 0, steps: int = 10,
-                    lr: float = 1.0, weight_decay: float = 2e-5, entropy_weight: float = 15.0,
-                    entropy_norm: float | None = 300 * 128, slots: int = DEFAULT_SLOTS, batch_size: int = 16,
-                    max_length: int = 512, neighbors: dict[str, list[str]] | None = None) -> list[AttackRecord]:
-    """Attack `examples` (records in input order). Defaults are the release's hull settings."""
-    settings = HullSettings(steps, lr, weight_decay, entropy_weight, entropy_norm)
-    builder = CandidateBuilder(tokenizer, task, neighbors, slots=slots)
-    device = next(model.parameters()).device
-    limit = min(max_length, getattr(model.config, "max_position_embeddings", 512))
-    model.eval()
-    records = []
-    for start in range(0, len(examples), batch_size):
-        chunk = examples[start:start + batch_size]
-        began = time.perf_counter()
+class AsccAttack:
+    recipe = "ascc"
+
+    def __init__(self, victim: Victim, settings: dict, neighbors: dict[str, list[str]] | None = None):
+        self.victim, self.settings = victim, settings
+        self.field = victim.task.perturb_field
+        self.hull = HullSettings(settings["steps"], settings["lr"], settings["weight_decay"],
+                                 settings["entropy_weight"], settings["entropy_norm"])
+        self.custom_neighbors = neighbors is not None
+        self.builder = CandidateBuilder(victim.tokenizer, victim.task, neighbors, slots=settings["slots"])
+        self.time_limit = settings.get("time_limit_s")
+        self.recheck = settings.get("recheck_full_precision", True)
+        self.pair_words = settings.get("pair_words", "joint")
+        if settings.get("query_budget") is not None or settings.get("query_budget_per_word") is not None:
+            raise ConfigError("the white-box ascc attack spends a fixed number of queries (steps + 2): "
+                              "it takes no query budget")
+
+    def config(self) -> dict:
+        return {"recipe": self.recipe, "settings": self.settings, "perturb_field": self.field,
+                "neighbours": "custom" if self.custom_neighbors else "counterfitted", "slots": self.builder.slots,
+                "hull": self.hull.__dict__, "gain": "cross-entropy of the true label",
+                "victim": {"max_length": self.victim.max_length, "precision": self.victim.precision,
+                           "ran_in": self.victim.concrete_precision}}
+
+    def resources(self) -> dict[str, str]:
+        if self.custom_neighbors:
+            return {}
+        return {"counterfitted_neighbors": str(resources.data_file(resources.COUNTERFITTED))}
+
+    def _batch(self, example: Example) -> dict:
+        victim = self.victim
+        enc = tokenize_pad(victim.tokenizer, [example.text_a], [example.text_b] if victim.task.is_pair else None,
+                           max_length=victim.max_length)
+        batch = runtime.to_device(model_inputs(enc), victim.device)
+        batch["labels"] = torch.tensor([example.label], device=victim.device)
+        batch["examples"] = [example]
+        return batch
+
+    def run(self, example: Example, index: int = 0, seed: int = 0) -> AttackRecord:
+        start = time.perf_counter()
+        victim = self.victim
+        victim.reset(None, self.time_limit)
+        text = example.field(self.field)
+        view = TextView.of(example, self.field, self.pair_words)
+        record = AttackRecord(index=index, id=example.id, label=example.label, result=FAILED, original=text,
+                              adversarial=text, perturbed_field=self.field,
+                              context=example.field(view.other) if example.is_pair else None,
+                              num_words=AttackedText(view.text()).num_words)
         try:
-            records += _attack_batch(model, tokenizer, task, builder, chunk, start, seed, settings, limit, device)
-        except Exception as exc:  # one bad batch must not lose the run: record it per example
-            records += [AttackRecord(start + i, e.id, e.label, ERROR, e.field(task.perturb_field),
-                                     e.field(task.perturb_field), task.perturb_field, reason=repr(exc))
-                        for i, e in enumerate(chunk)]
-        per_example = (time.perf_counter() - began) / len(chunk)
-        for r in records[-len(chunk):]:
-            r.seconds = per_example
-    return records
+            clean = victim.probs([example])[0]
+            record.original_pred = record.adversarial_pred = int(clean.argmax())
+            record.original_probs = record.adversarial_probs = [round(float(p), 6) for p in clean]
+            if record.original_pred != example.label:
+                record.result, reason = SKIPPED, "original prediction already wrong"
+                return self._finish(record, reason, start)
+            batch = self._batch(example)
+            table = self.builder.build(batch)
+            if not table.words[0]:
+                return self._finish(record, "no word has a substitute of its token length", start)
+            n_words = len(table.words[0])
+            generator = torch.Generator().manual_seed(seed * 1_000_003 + index)
+            init = torch.zeros(table.slot_mask.shape)
+            init[0, :n_words] = kaiming_logits((1, n_words, table.num_slots), generator)[0]
+            weights = optimise_weights(victim.model, batch, table, ce_gain(batch["labels"]), self.hull, init=init)
+            victim.count_extra(self.hull.steps)
+            victim.check_time()
+            choice = weights.argmax(-1)[0].tolist()
+            adv = AttackedText(text).replace_words({w.word_index: w.candidates[choice[i]]
+                                                    for i, w in enumerate(table.words[0]) if choice[i] > 0})
+            adv_example = example.with_field(self.field, adv.text)
+            probs = victim.probs([adv_example])[0]
+        except AttackTimeout:
+            return self._finish(record, f"time limit of {self.time_limit} s reached", start)
+        record.adversarial, record.swaps = adv.text, adv.swaps()
+        record.adversarial_pred, record.adversarial_probs = int(probs.argmax()), [round(float(p), 6) for p in probs]
+        reason = f"{n_words} words could move"
+        if record.adversarial_pred != example.label and self.recheck and victim.concrete_precision != "fp32":
+            probs = victim.full_precision_probs(adv_example)
+            record.adversarial_pred, record.adversarial_probs = int(probs.argmax()), [round(float(p), 6)
+                                                                                      for p in probs]
+            reason += ("; success re-checked in fp32" if record.adversarial_pred != example.label
+                       else f"; success under {victim.concrete_precision} not confirmed in fp32")
+        record.result = SUCCEEDED if record.adversarial_pred != example.label else FAILED
+        return self._finish(record, reason, start)
 
-
-def _probs(model, batch) -> torch.Tensor:
-    with torch.no_grad():
-        return torch.softmax(model(**model_inputs(batch)).logits.float(), dim=-1)
-
-
-def _to_device(batch: dict, device) -> dict:
-    return {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
-
-
-def _attack_batch(model, tokenizer, task, builder, chunk, start, seed, settings, max_length, device):
-    field = task.perturb_field
-    batch = _to_device(collate(encode(tokenizer, chunk, max_length), tokenizer.pad_token_id), device)
-    clean = _probs(model, batch)
-    table = builder.build(batch)
-    init = torch.zeros(table.slot_mask.shape)
-    for row in range(len(chunk)):  # each example's start depends only on (seed, index), not on its batch
-        n_words = max(1, len(table.words[row]))
-        generator = torch.Generator().manual_seed(seed * 1_000_003 + start + row)
-        init[row, :n_words] = kaiming_logits((1, n_words, table.num_slots), generator)[0]
-    weights = optimise_weights(model, batch, table, ce_gain(batch["labels"]), settings, init=init)
-    choice = weights.argmax(-1).tolist()
-
-    adversarial, texts = [], []
-    for row, example in enumerate(chunk):
-        text = AttackedText(example.field(field))
-        changes = {w.word_index: w.candidates[choice[row][i]] for i, w in enumerate(table.words[row])
-                   if choice[row][i] > 0}
-        text = text.replace_words(changes)
-        texts.append(text)
-        adversarial.append(example.with_field(field, text.text))
-    adv = _probs(model, _to_device(collate(encode(tokenizer, adversarial, max_length), tokenizer.pad_token_id), device))
-
-    records = []
-    for row, example in enumerate(chunk):
-        label, pred, adv_pred = example.label, int(clean[row].argmax()), int(adv[row].argmax())
-        result = SKIPPED if pred != label else (SUCCEEDED if adv_pred != label else FAILED)
-        text = texts[row]
-        other = "text_a" if field == "text_b" else "text_b"
-        records.append(AttackRecord(
-            index=start + row, id=example.id, label=label, result=result, original=example.field(field),
-            adversarial=example.field(field) if result == SKIPPED else text.text, perturbed_field=field,
-            context=getattr(example, other) if task.is_pair else None, original_pred=pred,
-            adversarial_pred=pred if result == SKIPPED else adv_pred, original_probs=clean[row].tolist(),
-            adversarial_probs=(clean if result == SKIPPED else adv)[row].tolist(),
-            swaps=[] if result == SKIPPED else text.swaps(), num_words=text.num_words,
-            queries=1 if result == SKIPPED else settings.steps + 2,
-            reason="already misclassified" if result == SKIPPED else f"{len(table.words[row])} words could move"))
-    return records
+    def _finish(self, record: AttackRecord, reason: str, start: float) -> AttackRecord:
+        record.queries, record.distinct_queries = self.victim.queries, self.victim.distinct_queries
+        record.reason = reason
+        record.seconds = round(time.perf_counter() - start, 4)
+        self.victim.deadline = None
+        return record

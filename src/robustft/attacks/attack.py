@@ -4,10 +4,17 @@ The search sees an `AttackContext`: the original text, the goal function (all mo
 positions may change, and `neighbours(text, indices)` = the transformation's candidates as texts that
 pass every constraint. Inputs the search cannot work on (no words, nothing modifiable) fail with a
 reason instead of raising.
+
+What is attacked is a `TextView` of the example (a pair's premise and hypothesis as one text under the
+default joint accounting, see view.py); positions in `AttackContext.fixed` (a pair's frozen part, words
+past the model's truncation point) are never modifiable, so no query is spent on them. An example over
+its time limit, or whose bf16/fp16 success an fp32 call does not confirm, is recorded as failed with
+the reason.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -17,7 +24,8 @@ from robustft.attacks.constraints.similarity import SentenceSimilarity
 from robustft.attacks.goal import GoalResult, UntargetedClassification
 from robustft.attacks.results import FAILED, SKIPPED, SUCCEEDED, AttackRecord
 from robustft.attacks.transformations.base import Transformation
-from robustft.attacks.victim import Victim
+from robustft.attacks.victim import BUDGET_UNITS, AttackTimeout, Victim
+from robustft.attacks.view import TextView
 from robustft.attacks.words import AttackedText, is_one_word
 from robustft.data.example import Example
 from robustft.errors import ConfigError
@@ -32,9 +40,10 @@ class AttackContext:
     rng: random.Random
     initial: GoalResult | None = None
     notes: list[str] = field(default_factory=list)
+    fixed: frozenset[int] = frozenset()  # never modifiable: a pair's frozen part, words past truncation
 
     def modifiable(self, text: AttackedText) -> list[int]:
-        allowed = set(range(text.num_words))
+        allowed = set(range(text.num_words)) - self.fixed
         for c in self.constraints:
             m = c.modifiable(text)
             if m is not None:
@@ -53,6 +62,7 @@ class AttackContext:
         for c in self.constraints:
             if not texts:
                 break
+            self.goal.victim.check_time()
             texts = c.filter(texts, text, self.original)
         out: dict[int, list[AttackedText]] = {i: [] for i in indices}
         for t in texts:
@@ -60,8 +70,9 @@ class AttackContext:
         return out
 
     def similarity(self, text: AttackedText) -> float:
-        """The last similarity a sentence-similarity constraint measured for `text` (or -inf)."""
-        for c in self.constraints:
+        """The similarity the last sentence-similarity constraint measured for `text` (or -inf); as in
+        TextAttack, where each such constraint overwrites the text's `similarity_score`."""
+        for c in reversed(self.constraints):
             if isinstance(c, SentenceSimilarity) and text.text in c.last_scores:
                 return c.last_scores[text.text]
         return float("-inf")
@@ -78,27 +89,46 @@ class Search:
 
 
 class Attack:
-    """Attacks examples one by one; `run` returns an `AttackRecord`. `config()` names every part and constant."""
+    """Attacks examples one by one; `run` returns an `AttackRecord`. `config()` names every part and constant.
+
+    Engine settings (every recipe has them, see `recipes.common.ENGINE_DEFAULTS`): query_budget and
+    query_budget_per_word in the unit query_budget_unit names; pair_words ("joint" or "perturbed");
+    time_limit_s per example; recheck_full_precision of every success found under bf16/fp16.
+    """
 
     def __init__(self, recipe: str, victim: Victim, transformation: Transformation, constraints: list[Constraint],
-                 search: Search, query_budget_per_word: float | None = None, query_budget: int | None = None,
-                 settings: dict | None = None):
+                 search: Search, settings: dict | None = None):
         self.recipe, self.victim = recipe, victim
         self.transformation, self.constraints, self.search = transformation, constraints, search
-        self.query_budget_per_word, self.query_budget = query_budget_per_word, query_budget
-        self.field = victim.task.perturb_field
         self.settings = settings or {}
-        if (query_budget is not None and query_budget < 1) or (query_budget_per_word is not None
-                                                              and query_budget_per_word <= 0):
-            raise ConfigError("a query budget must allow at least one query (the original text)")
+        get = self.settings.get
+        self.query_budget_per_word, self.query_budget = get("query_budget_per_word"), get("query_budget")
+        self.pair_words = get("pair_words", "joint")
+        self.time_limit = get("time_limit_s")
+        self.recheck = get("recheck_full_precision", True)
+        self.skip_truncated = get("skip_truncated_words", True)
+        self.field = victim.task.perturb_field
+        for key, value, kind in (("query_budget", self.query_budget, int),
+                                 ("query_budget_per_word", self.query_budget_per_word, (int, float)),
+                                 ("time_limit_s", self.time_limit, (int, float))):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, kind)
+                                      or not math.isfinite(value) or value <= 0):
+                raise ConfigError(f"{key}: must be a positive {'integer' if kind is int else 'number'} or None "
+                                  f"(a query budget allows at least the original text), got {value!r}")
+        victim.budget_unit = get("query_budget_unit", "textattack")
+        if victim.budget_unit not in BUDGET_UNITS:
+            raise ConfigError(f"query_budget_unit: expected one of {', '.join(BUDGET_UNITS)}, "
+                              f"got '{victim.budget_unit}'")
+        TextView.of(Example("", 0), self.field, self.pair_words)  # validates pair_words
 
     def config(self) -> dict:
         return {"recipe": self.recipe, "settings": self.settings, "perturb_field": self.field,
                 "transformation": self.transformation.config(),
                 "constraints": [c.config() for c in self.constraints], "search": self.search.config(),
                 "query_budget": self.query_budget, "query_budget_per_word": self.query_budget_per_word,
+                "query_budget_unit": self.victim.budget_unit, "pair_words": self.pair_words,
                 "victim": {"max_length": self.victim.max_length, "batch_size": self.victim.batch_size,
-                           "bf16": self.victim.bf16}}
+                           "precision": self.victim.precision, "ran_in": self.victim.concrete_precision}}
 
     def resources(self) -> dict[str, str]:
         files = dict(self.transformation.resources())
@@ -112,44 +142,86 @@ class Attack:
                                else max(1, int(self.query_budget_per_word * num_words))) if b is not None]
         return min(budgets) if budgets else None
 
+    def _fixed(self, example: Example, view: TextView, original: AttackedText) -> tuple[set[int], str | None]:
+        """Words no query is spent on: a pair's frozen part and words the model never reads (truncated)."""
+        fixed = view.frozen(original)
+        visible = self.victim.visible_chars(example, self.field) if self.skip_truncated else None
+        if visible is None:
+            return fixed, None
+        cut = view.field_start + visible
+        past = {i for i, (s, _) in enumerate(original.spans) if s >= cut} - fixed
+        return fixed | past, f"{len(past)} words past the truncation point not attacked" if past else None
+
     def run(self, example: Example, index: int = 0, seed: int = 0) -> AttackRecord:
         start = time.perf_counter()
-        original = AttackedText(example.field(self.field))
-        self.victim.reset(self._budget(original.num_words))
-        goal = UntargetedClassification(self.victim, example, self.field)
+        view = TextView.of(example, self.field, self.pair_words)
+        original = AttackedText(view.text())
+        self.victim.reset(self._budget(original.num_words), self.time_limit)
+        goal = UntargetedClassification(self.victim, view)
         record = AttackRecord(index=index, id=example.id, label=example.label, result=FAILED,
-                              original=original.text, adversarial=original.text, perturbed_field=self.field,
-                              context=example.text_a if self.field == "text_b" else None,
-                              num_words=original.num_words)
+                              original=example.field(self.field), adversarial=example.field(self.field),
+                              perturbed_field=self.field, context=example.field(view.other) if example.is_pair
+                              else None, num_words=original.num_words)
         notes = []
         n_tokens = self.victim.token_length(example)
         if n_tokens > self.victim.max_length:
             notes.append(f"input truncated: {n_tokens} tokens > max {self.victim.max_length}")
-        initial = goal.evaluate([original])[0]
+        try:
+            initial = goal.evaluate([original])[0]
+        except AttackTimeout:
+            return self._timed_out(record, notes, start)
         record.original_pred = record.adversarial_pred = initial.pred
-        record.original_probs = record.adversarial_probs = [round(float(p), 6) for p in initial.probs]
+        record.original_probs = record.adversarial_probs = _rounded(initial.probs)
         if initial.succeeded:
             record.result, notes = SKIPPED, ["original prediction already wrong"] + notes
-        else:
-            # Seed from (run seed, example index) so a resumed run repeats exactly what a full run does.
-            rng = random.Random(seed * 1_000_003 + index)
-            ctx = AttackContext(original, goal, self.transformation, self.constraints, rng, initial)
-            if original.num_words == 0:
+            return self._finish(record, notes, start)
+        # Seed from (run seed, example index) so a resumed run repeats exactly what a full run does.
+        rng = random.Random(seed * 1_000_003 + index)
+        fixed, truncation_note = self._fixed(example, view, original)
+        if truncation_note:
+            notes.append(truncation_note)
+        ctx = AttackContext(original, goal, self.transformation, self.constraints, rng, initial,
+                            fixed=frozenset(fixed))
+        try:
+            if original.num_words == len(view.frozen(original)):  # the perturbed field has no word
                 best, why = initial, "no words to perturb"
             elif not ctx.modifiable(original):
                 best, why = initial, "no modifiable words (all stopwords or excluded)"
             else:
                 best = self.search.run(ctx)
                 why = "query budget exhausted" if goal.search_over and not best.succeeded else "search exhausted"
-            record.adversarial = best.text.text
-            record.adversarial_pred = best.pred
-            record.adversarial_probs = [round(float(p), 6) for p in best.probs]
-            record.swaps = best.text.swaps()
-            if best.succeeded:
-                record.result = SUCCEEDED
-            else:
-                record.result, notes = FAILED, [why] + ctx.notes + notes
-        record.queries = self.victim.queries
+        except AttackTimeout:
+            return self._timed_out(record, notes, start)
+        record.adversarial = view.field_text(best.text.text)
+        record.adversarial_pred = best.pred
+        record.adversarial_probs = _rounded(best.probs)
+        offset = view.words_before_field(best.text)
+        record.swaps = [{**s, "index": s["index"] - offset} for s in best.text.swaps()]
+        if best.succeeded and self.recheck and self.victim.concrete_precision != "fp32":
+            probs = self.victim.full_precision_probs(view.to_example(best.text.text))
+            record.adversarial_probs, record.adversarial_pred = _rounded(probs), int(probs.argmax())
+            if record.adversarial_pred == example.label:
+                record.result = FAILED
+                notes = [f"success under {self.victim.concrete_precision} not confirmed in fp32"] + ctx.notes + notes
+                return self._finish(record, notes, start)
+            notes.append("success re-checked in fp32")
+        if best.succeeded:
+            record.result = SUCCEEDED
+        else:
+            record.result, notes = FAILED, [why] + ctx.notes + notes
+        return self._finish(record, notes, start)
+
+    def _timed_out(self, record: AttackRecord, notes: list[str], start: float) -> AttackRecord:
+        record.result = FAILED
+        return self._finish(record, [f"time limit of {self.time_limit} s reached"] + notes, start)
+
+    def _finish(self, record: AttackRecord, notes: list[str], start: float) -> AttackRecord:
+        record.queries, record.distinct_queries = self.victim.queries, self.victim.distinct_queries
         record.reason = "; ".join(notes)
         record.seconds = round(time.perf_counter() - start, 4)
+        self.victim.deadline = None
         return record
+
+
+def _rounded(probs) -> list[float]:
+    return [round(float(p), 6) for p in probs]

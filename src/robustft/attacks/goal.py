@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from robustft.attacks.victim import Victim
+from robustft.attacks.view import TextView
 from robustft.attacks.words import AttackedText
-from robustft.data.example import Example
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,9 @@ class GoalResult:
 
 
 class UntargetedClassification:
-    def __init__(self, victim: Victim, example: Example, field: str):
-        self.victim, self.example, self.field = victim, example, field
-        self.label = example.label
+    def __init__(self, victim: Victim, view: TextView):
+        self.victim, self.view = victim, view
+        self.label = view.example.label
 
     @property
     def search_over(self) -> bool:
@@ -39,7 +39,7 @@ class UntargetedClassification:
         return self.victim.exhausted
 
     def probs_of_strings(self, texts: list[str]) -> np.ndarray:
-        return self.victim.probs([self.example.with_field(self.field, t) for t in texts])
+        return self.victim.probs([self.view.to_example(t) for t in texts])
 
     def scores_of_strings(self, texts: list[str]) -> np.ndarray:
         return 1.0 - self.probs_of_strings(texts)[:, self.label]

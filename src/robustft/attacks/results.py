@@ -5,7 +5,9 @@ Metric definitions follow TextAttack's `AttackSummary` / `AttackSuccessRate` so 
 - accuracy under attack = failed / all (examples still right after the attack);
 - attack success rate = succeeded / (succeeded + failed): already-wrong (skipped) examples left out;
 - average perturbed word % = mean over *successful* attacks of modified words / words * 100;
-- average number of queries = mean over succeeded + failed (skipped ones are not attacked);
+- average number of queries = mean over succeeded + failed (skipped ones are not attacked), in
+  TextAttack's unit (every text handed to the goal function, repeats and cache hits included);
+  `avg_num_distinct_queries` beside it counts each distinct input once per example;
 - average number of words per input = mean over all.
 Records with result "error" (a bug or unusable input caught per example) are counted apart and left
 out of every metric.
@@ -39,7 +41,8 @@ class AttackRecord:
     adversarial_probs: list[float] | None = None
     swaps: list[dict] = field(default_factory=list)  # [{index, original, new}] word positions changed
     num_words: int = 0
-    queries: int = 0
+    queries: int = 0  # TextAttack's unit: every text handed to the goal function
+    distinct_queries: int = 0  # distinct inputs (what a cache-perfect caller forwards)
     seconds: float = 0.0
     reason: str = ""  # why an example failed, was skipped or errored (and notes such as truncation)
 
@@ -90,12 +93,14 @@ def summarize(records: list[AttackRecord]) -> dict:
         "avg_perturbed_word_pct": _mean(100.0 * r.perturbed_fraction for r in by[SUCCEEDED]),
         "avg_num_words": _mean(r.num_words for r in counted),
         "avg_num_queries": _mean(r.queries for r in attacked),
+        "avg_num_distinct_queries": _mean(r.distinct_queries for r in attacked),
         "avg_seconds_per_example": _mean(r.seconds for r in records),
     }
 
 
 CSV_COLUMNS = ("index", "id", "label", "result", "original_pred", "adversarial_pred", "num_words",
-               "perturbed_words", "queries", "seconds", "original", "adversarial", "swaps", "reason")
+               "perturbed_words", "queries", "distinct_queries", "seconds", "original", "adversarial", "swaps",
+               "reason")
 
 
 def write_csv(records: list[AttackRecord], path) -> None:
@@ -106,8 +111,8 @@ def write_csv(records: list[AttackRecord], path) -> None:
         for r in records:
             swaps = "; ".join(f"{s['index']}:{s['original']}->{s['new']}" for s in r.swaps)
             writer.writerow([r.index, r.id, r.label, r.result, r.original_pred, r.adversarial_pred, r.num_words,
-                             r.perturbed_words, r.queries, f"{r.seconds:.3f}", r.original, r.adversarial, swaps,
-                             r.reason])
+                             r.perturbed_words, r.queries, r.distinct_queries, f"{r.seconds:.3f}", r.original,
+                             r.adversarial, swaps, r.reason])
 
 
 def format_summary(summary: dict) -> str:
@@ -115,6 +120,7 @@ def format_summary(summary: dict) -> str:
     names = [("original_accuracy", "Original accuracy (%)"), ("accuracy_under_attack", "Accuracy under attack (%)"),
              ("attack_success_rate", "Attack success rate (%)"), ("avg_perturbed_word_pct", "Average perturbed word %"),
              ("avg_num_words", "Average num. words per input"), ("avg_num_queries", "Average num. queries"),
+             ("avg_num_distinct_queries", "Average num. distinct queries"),
              ("num_succeeded", "Successful attacks"), ("num_failed", "Failed attacks"),
              ("num_skipped", "Skipped attacks"), ("num_errors", "Errors")]
     lines = []

@@ -9,7 +9,7 @@ import logging
 from pathlib import Path
 
 from robustft import resources, runs, runtime
-from robustft.attacks.recipes import build_attack
+from robustft.attacks.recipes import build_attack, protocol_keeps
 from robustft.attacks.results import format_summary
 from robustft.attacks.runner import run_attack
 from robustft.attacks.victim import Victim
@@ -23,6 +23,7 @@ from robustft.models.predict import check_labels
 log = logging.getLogger("robustft.attacks")
 
 NEEDS_MLM = ("bert-attack", "genetic")
+ENGINE_KEYS = ("query_budget", "query_budget_unit", "pair_words", "time_limit_s", "recheck_full_precision")
 
 
 class AllExamplesErrored(RobustftError):
@@ -38,17 +39,19 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
     cfg, inherited = runs.inherit(cfg, resolved, {"max_length": None, "precision": "auto"})
     out = Path(cfg.output_dir) if cfg.output_dir else runs.default_output(
         resolved, "attack", cfg.recipe, cfg.protocol, cfg.task, cfg.split, f"n{cfg.n}", f"s{cfg.seed}")
-    examples = load_examples(cfg.task, cfg.split, n=cfg.n, seed=cfg.seed)
+    examples = load_examples(cfg.task, cfg.split, n=cfg.n, seed=cfg.seed,
+                             keep=lambda e: protocol_keeps(cfg.protocol, e))
     runtime.set_threads(cfg.threads)
     device = runtime.pick_device(cfg.device)
     model, tokenizer = load_classifier(resolved.model)
-    check_labels(model, task)
+    labels_note = check_labels(model, task)
     model.to(device).eval()
     victim = Victim(model, tokenizer, task, max_length=cfg.max_length, batch_size=cfg.batch_size,
-                    bf16=runtime.resolve_precision(cfg.precision, device) == "bf16")
+                    precision=cfg.precision)
     settings = dict(cfg.recipe_args)
-    if cfg.query_budget is not None:
-        settings["query_budget"] = cfg.query_budget
+    for key in ENGINE_KEYS:  # first-class keys of the config, passed to the recipe when set
+        if getattr(cfg, key) is not None:
+            settings[key] = getattr(cfg, key)
     mlm = None
     if cfg.recipe in NEEDS_MLM and settings.get("lm_scorer", 1) is not None:
         from robustft.models.mlm import load_masked_lm
@@ -61,7 +64,8 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
               "attack/config": config_hash(built.config()), "examples": config_hash([e.id for e in examples])}
     extra = {"model_run": runs.model_run_record(resolved), "inherited": inherited, "attack": built.config(),
              "recipe": cfg.recipe, "examples": [e.id for e in examples],
-             "mlm": getattr(mlm[0], "mlm_source", cfg.mlm) if mlm else None}
+             "mlm": getattr(mlm[0], "mlm_source", cfg.mlm) if mlm else None, "labels_note": labels_note,
+             "precision_used": runtime.resolve_precision(cfg.precision, device)}
     with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra) as run:
         if run.finished:
             return run.metrics()

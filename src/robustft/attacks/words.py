@@ -9,6 +9,7 @@ text gives the same number of words and differs from the original only at the mo
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from robustft.data.text import WORD_RE, is_one_word, match_case, split_words  # noqa: F401 (re-exported)
@@ -79,14 +80,19 @@ class AttackedText:
         start, end = self.spans[index]
         return self.text[:start] + token + self.text[end:]
 
-    def window(self, index: int, size: int) -> tuple[int, int]:
-        """[lo, hi) word indices of a window of `size` words around `index`, shifted to fit the text."""
+    def window(self, index: int, size: int | None) -> tuple[int, int]:
+        """[lo, hi) word indices of the `size`-word window around `index`, exactly TextAttack's
+        `text_window_around_index`: centred (the extra word of an even size goes before), shifted to
+        fit at either end of the text."""
         n = self.num_words
-        if size is None or size >= n:
+        if size is None:
             return 0, n
-        lo = max(0, index - (size - 1) // 2)
-        hi = min(n, lo + size)
-        return max(0, hi - size), hi
+        half = (size - 1) / 2
+        if index - half < 0:
+            return 0, min(size, n)
+        if index + half >= n:
+            return max(0, n - size), n
+        return index - math.ceil(half), index + math.floor(half) + 1
 
     def text_window(self, lo: int, hi: int) -> str:
         """The characters from word lo to word hi-1 (inclusive of the text between them)."""

@@ -421,10 +421,11 @@ def _checked(task: Task, split_name: str, examples: tuple[Example, ...], source)
 
 
 def load_examples(
-    task_name: str, split: str, n: int | None = None, seed: int = 0, per_class: int | None = None
+    task_name: str, split: str, n: int | None = None, seed: int = 0, per_class: int | None = None, keep=None
 ) -> list[Example]:
-    """The examples of a split, optionally a seeded sample of `n` examples or `per_class` per label."""
-    examples = list(_read_split(task_name, split))
+    """The examples of a split, optionally a seeded sample of `n` examples or `per_class` per label, drawn from
+    those `keep(example)` accepts (a protocol's pool, e.g. TextDefender attacks only texts of 5+ words)."""
+    examples = [e for e in _read_split(task_name, split) if keep is None or keep(e)]
     if per_class is not None:
         return sample_per_class(examples, per_class, seed)
     if n is not None and n < len(examples):

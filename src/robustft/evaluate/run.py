@@ -37,7 +37,7 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
         runtime.set_threads(cfg.threads)
         device = runtime.pick_device(cfg.device)
         model, tokenizer = load_classifier(resolved.model)
-        check_labels(model, task)
+        labels_note = check_labels(model, task)
         model.to(device)
         probs = class_probs(model, tokenizer, examples, max_length=cfg.max_length, batch_size=cfg.batch_size,
                             precision=cfg.precision, progress=cfg.progress)
@@ -54,7 +54,7 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
                    "accuracy_ci95": accuracy_with_interval(correct)["ci95"],
                    "loss": loss, "majority_accuracy": majority_baseline([e.label for e in examples])["accuracy"],
                    "max_length": cfg.max_length, "precision": runtime.resolve_precision(cfg.precision, device),
-                   "device": str(device)}
+                   "device": str(device), "labels_note": labels_note}
         log.info("%s/%s: accuracy %.4f on %d examples; run folder %s", cfg.task, cfg.split, metrics["accuracy"],
                  len(examples), out)
         return run.write_metrics(metrics)

@@ -38,21 +38,35 @@ BACKBONE_WEIGHTS = "model.safetensors"
 def load_masked_lm(name: str | None = None) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """A masked LM in eval mode and its tokenizer; `model.mlm_source` names what was loaded.
 
-    name None: `$ROBUSTFT_MLM` if set, else bert-base-uncased when a hub (or its cache) is reachable,
-    else MiniLM + the shipped head. "minilm" always means MiniLM + the shipped head; any other name is
-    a hub name or a local folder and must carry a trained masked-LM head.
+    name None: `$ROBUSTFT_MLM` if set, else bert-base-uncased when it is already in the local Hugging Face
+    cache (looked up on disk only: no network call, so no DNS retries when the offline variables are
+    unset), else MiniLM + the shipped head. "minilm" always means MiniLM + the shipped head; any other
+    name is a hub name or a local folder and must carry a trained masked-LM head.
     """
     if name is None:
         configured = os.environ.get(MLM_ENV)
         if configured:
             return load_masked_lm(configured)
-        try:
-            return load_hub_mlm(DEFAULT_HUB_MLM)
-        except MissingResource:
-            return load_shipped_mlm()
+        cached = _cached_snapshot(DEFAULT_HUB_MLM)
+        if cached is not None:
+            try:
+                model, tokenizer = load_hub_mlm(cached)
+                model.mlm_source = f"{DEFAULT_HUB_MLM} (local cache)"
+                return model, tokenizer
+            except MissingResource:
+                pass
+        return load_shipped_mlm()
     if name in SHIPPED_NAMES:
         return load_shipped_mlm()
     return load_hub_mlm(name)
+
+
+def _cached_snapshot(repo_id: str) -> str | None:
+    """The folder of `repo_id` in the local Hugging Face cache, if its config is there (disk only)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo_id, "config.json")
+    return str(Path(found).parent) if isinstance(found, str) else None
 
 
 def load_hub_mlm(name: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:

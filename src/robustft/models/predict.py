@@ -43,14 +43,22 @@ def accuracy(model, tokenizer, examples: list[Example], **kwargs) -> dict[str, f
     return {"accuracy": (probs.argmax(-1) == labels).float().mean().item(), "loss": loss, "n": len(examples)}
 
 
-def label_names(model) -> list[str]:
-    id2label = model.config.id2label
-    return [str(id2label.get(i, id2label.get(str(i)))) for i in range(model.config.num_labels)]
+def model_label_names(config) -> list[str]:
+    id2label = getattr(config, "id2label", None) or {}
+    return [str(id2label.get(i, id2label.get(str(i), f"LABEL_{i}"))) for i in range(config.num_labels)]
 
 
-def check_labels(model, task) -> None:
-    """A model trained on one label set must not be scored on another (e.g. an SST-2 model on RTE)."""
-    names = label_names(model)
-    if names != list(task.label_names):
+def check_labels(model, task) -> str | None:
+    """Refuse to score or attack a model on a task whose labels it was not trained to predict (an SST-2 model on
+    RTE has two labels too: the names decide). Hugging Face's placeholder names (LABEL_0, ...) say nothing about
+    the task: then only the count is checked and a note is returned for the run's config."""
+    names = model_label_names(model.config)
+    if len(names) != task.num_labels:
+        raise ConfigError(f"the model predicts {len(names)} labels {names}, task '{task.name}' has "
+                          f"{task.num_labels} {list(task.label_names)}")
+    if all(n == f"LABEL_{i}" for i, n in enumerate(names)):
+        return f"the model's labels are unnamed ({', '.join(names)}): assumed to be {list(task.label_names)} in order"
+    if [n.lower() for n in names] != [n.lower() for n in task.label_names]:
         raise ConfigError(f"the model's labels {names} do not match task '{task.name}' labels "
-                          f"{list(task.label_names)}")
+                          f"{list(task.label_names)}: it was trained on another task")
+    return None

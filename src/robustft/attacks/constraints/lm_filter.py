@@ -25,7 +25,9 @@ class MaskedLMPseudoLogLikelihood:
             mlm, tokenizer = default_masked_lm()
         self.mlm, self.tokenizer, self.batch_size = mlm.eval(), tokenizer, batch_size
         self._known: dict[str, float] = {}  # window text -> score; windows repeat across candidates
-        self.name = f"masked-lm-pll:{source or getattr(mlm.config, 'name_or_path', '') or type(mlm).__name__}"
+        which = (source or getattr(mlm, "mlm_source", "") or getattr(mlm.config, "name_or_path", "")
+                 or type(mlm).__name__)
+        self.name = f"masked-lm-pll:{which}"  # recorded: which masked LM ran
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._known]

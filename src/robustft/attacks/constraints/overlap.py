@@ -8,25 +8,36 @@ from robustft import resources
 from robustft.attacks.constraints.base import Constraint
 from robustft.attacks.words import AttackedText
 
+STOPWORD_LISTS = ("nltk", "textfooler")
+
 
 class StopwordModification(Constraint):
-    """Stopwords are never replaced (NLTK's English list unless given)."""
+    """Stopwords are never replaced: NLTK's English list ("nltk": PWWS, the genetic attack, TextAttack's
+    default) or TextFooler's 266 words ("textfooler": TextFooler, BERT-Attack's filter_words).
+
+    Words are compared lower-cased; TextAttack compares them as written (case_sensitive=True), so a
+    capitalised "The" at a sentence start is attackable there.
+    """
 
     name = "stopwords"
 
-    def __init__(self, words: frozenset[str] | None = None):
-        self.words = resources.stopwords() if words is None else frozenset(words)
-        self._source = "nltk-english" if words is None else "custom"
+    def __init__(self, source: str = "nltk", case_sensitive: bool = False):
+        if source not in STOPWORD_LISTS:
+            raise ValueError(f"stopwords: expected one of {', '.join(STOPWORD_LISTS)}, got {source!r}")
+        self.source, self.case_sensitive = source, case_sensitive
+        self.words = resources.stopwords() if source == "nltk" else resources.textfooler_stopwords()
 
     def modifiable(self, text: AttackedText) -> set[int]:
-        return {i for i, w in enumerate(text.original_words) if w.lower() not in self.words}
+        fold = (lambda w: w) if self.case_sensitive else str.lower
+        return {i for i, w in enumerate(text.original_words) if fold(w) not in self.words}
 
     def config(self) -> dict:
-        return {"name": self.name, "source": self._source, "size": len(self.words)}
+        return {"name": self.name, "source": self.source, "size": len(self.words),
+                "case_sensitive": self.case_sensitive}
 
     def resources(self) -> dict[str, str]:
-        if self._source != "nltk-english":
-            return {}
+        if self.source == "textfooler":
+            return {"stopwords": str(resources.data_file(resources.TEXTFOOLER_STOPWORDS))}
         return {"stopwords": str(resources.nltk_data_dir() / "corpora" / "stopwords" / "english")}
 
 

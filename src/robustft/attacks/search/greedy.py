@@ -9,12 +9,15 @@ GreedyWordSwapWIR).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from robustft.attacks.attack import AttackContext, Search
 from robustft.attacks.goal import GoalResult
 
 METHODS = ("delete", "mask", "unk", "weighted-saliency")
+SALIENCY_GAINS = ("delta", "raw")  # PWWS: Ren et al.'s delta p, or TextAttack's raw best score
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
@@ -22,16 +25,42 @@ def softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum()
 
 
+def pwws_priority(unk_scores: np.ndarray, initial_score: float, best_scores: np.ndarray, gain: str) -> np.ndarray:
+    """PWWS's word order: softmax(saliency) * gain (Ren et al. 2019, eq. 6-8).
+
+    saliency_i = score(x with word i -> unknown) - score(x), i.e. the drop of p(true); softmax is
+    shift-invariant, so the raw unknown-token scores give the same weights (TextAttack uses them).
+    gain "delta": best substitute's score - score(x) (the paper's delta p); "raw": the best substitute's
+    score itself (TextAttack 0.3.11). A position without a substitute has gain 0 (raw: TextAttack's 0.0).
+    """
+    weights = softmax(np.asarray(unk_scores, dtype=np.float64) - initial_score)
+    best = np.asarray(best_scores, dtype=np.float64)
+    gains = np.where(np.isnan(best), 0.0, best - initial_score if gain == "delta" else best)
+    return weights * gains
+
+
+def most_similar_success(ranked: list[GoalResult], similarity) -> GoalResult:
+    """TextAttack's GreedyWordSwapWIR rule: among the successes that lead the score-ranked candidates
+    (stopping at the first non-success), the most similar one; ties keep the higher score."""
+    wins = list(itertools.takewhile(lambda r: r.succeeded, ranked))
+    return max(wins, key=lambda r: similarity(r.text))
+
+
 class GreedyWordImportance(Search):
     name = "greedy-word-importance"
 
-    def __init__(self, method: str = "delete"):
+    def __init__(self, method: str = "delete", saliency_gain: str = "delta"):
         if method not in METHODS:
             raise ValueError(f"importance method must be one of {METHODS}, not {method!r}")
-        self.method = method
+        if saliency_gain not in SALIENCY_GAINS:
+            raise ValueError(f"saliency_gain must be one of {SALIENCY_GAINS}, not {saliency_gain!r}")
+        self.method, self.saliency_gain = method, saliency_gain
 
     def config(self) -> dict:
-        return {"name": self.name, "method": self.method}
+        out = {"name": self.name, "method": self.method}
+        if self.method == "weighted-saliency":
+            out["saliency_gain"] = self.saliency_gain
+        return out
 
     def _special(self, ctx: AttackContext, which: str) -> str:
         tok = ctx.goal.victim.tokenizer
@@ -48,21 +77,22 @@ class GreedyWordImportance(Search):
         scores = goal.scores_of_strings(probes)
         indices = indices[:len(scores)]  # the budget may cut the probes short
         if self.method == "weighted-saliency":
-            # Ren et al.: saliency = drop of p(true) when the word becomes unknown; gain = the best
-            # substitute's drop. TextAttack multiplies by the best substitute's raw score instead.
-            saliency = softmax(scores - ctx.initial.score)
-            neighbours = ctx.neighbours(text, indices)
-            gains = np.zeros(len(indices))
-            for n, i in enumerate(indices):
-                if neighbours[i] and not goal.search_over:
-                    results = goal.evaluate(neighbours[i])
-                    if results:
-                        gains[n] = max(r.score for r in results) - ctx.initial.score
-            priority = saliency * gains
+            priority = pwws_priority(scores, ctx.initial.score, self._best_scores(ctx, indices), self.saliency_gain)
         else:
             priority = scores
         order = sorted(range(len(indices)), key=lambda n: (-priority[n], n))
         return [indices[n] for n in order]
+
+    def _best_scores(self, ctx: AttackContext, indices: list[int]) -> np.ndarray:
+        """Each position's best substitute score on the original text (NaN where it has none)."""
+        goal, best = ctx.goal, np.full(len(indices), np.nan)
+        neighbours = ctx.neighbours(ctx.original, indices)
+        for n, i in enumerate(indices):
+            if neighbours[i] and not goal.search_over:
+                results = goal.evaluate(neighbours[i])
+                if results:
+                    best[n] = max(r.score for r in results)
+        return best
 
     def run(self, ctx: AttackContext) -> GoalResult:
         current = ctx.initial
@@ -82,6 +112,5 @@ class GreedyWordImportance(Search):
                 continue
             current = results[0]
             if current.succeeded:
-                wins = [r for r in results if r.succeeded]
-                return max(wins, key=lambda r: ctx.similarity(r.text))  # first of equals: highest score
+                return most_similar_success(results, ctx.similarity)
         return current

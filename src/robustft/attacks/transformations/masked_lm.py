@@ -13,9 +13,10 @@ import functools
 
 import torch
 
-from robustft import resources
+from robustft import runtime
 from robustft.attacks.transformations.base import Transformation
 from robustft.attacks.words import AttackedText, is_one_word
+from robustft.data.batching import model_inputs, tokenize_pad
 
 
 def default_masked_lm():
@@ -34,26 +35,25 @@ class MaskedLMCandidates(Transformation):
     name = "masked-lm"
 
     def __init__(self, mlm=None, tokenizer=None, max_candidates: int = 48, combination_k: int = 4,
-                 max_combinations: int = 64, max_subwords: int = 12, filter_stopwords: bool = True,
+                 max_combinations: int = 64, max_subwords: int = 12, stopwords: frozenset[str] = frozenset(),
                  max_length: int = 512, source: str = ""):
         if mlm is None:
             mlm, tokenizer = default_masked_lm()
         self.mlm, self.tokenizer = mlm.eval(), tokenizer
         self.max_candidates, self.combination_k = max_candidates, combination_k
         self.max_combinations, self.max_subwords = max_combinations, max_subwords
-        self.stop = resources.stopwords() if filter_stopwords else frozenset()
+        self.stop = frozenset(stopwords)  # never proposed (BERT-Attack's filter_words)
         self.max_length = max_length
-        self.source = source or getattr(mlm.config, "name_or_path", "") or type(mlm).__name__
+        self.source = (source or getattr(mlm, "mlm_source", "") or getattr(mlm.config, "name_or_path", "")
+                       or type(mlm).__name__)  # recorded: which masked LM ran
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - greedy searches ask for the same text repeatedly
     def _predictions(self, text: str):
         """(top log-probs, top ids, offsets) for every token of `text` from one unmasked forward pass."""
-        enc = self.tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=self.max_length,
-                             return_tensors="pt")
+        enc = tokenize_pad(self.tokenizer, [text], max_length=self.max_length, return_offsets_mapping=True)
         offsets = enc.pop("offset_mapping")[0].tolist()
-        device = next(self.mlm.parameters()).device
         with torch.no_grad():
-            logits = self.mlm(**{k: v.to(device) for k, v in enc.items()}).logits[0].float()
+            logits = self.mlm(**runtime.to_device(model_inputs(enc), runtime.model_device(self.mlm))).logits[0].float()
         logp = torch.log_softmax(logits, dim=-1)
         k = max(self.max_candidates, self.combination_k)
         top_lp, top_ids = logp.topk(k, dim=-1)
@@ -103,4 +103,4 @@ class MaskedLMCandidates(Transformation):
     def config(self) -> dict:
         return {"name": self.name, "source": self.source, "max_candidates": self.max_candidates,
                 "combination_k": self.combination_k, "max_combinations": self.max_combinations,
-                "max_subwords": self.max_subwords, "filter_stopwords": bool(self.stop)}
+                "max_subwords": self.max_subwords, "filtered_words": len(self.stop)}
