@@ -11,8 +11,8 @@ with the adversarial examples. Every accuracy with n and a 95% interval; every m
 with its baseline on the same examples (bootstrap interval of the difference, exact McNemar test).
 
 examples:
-  robustft report runs/bench/quick --out reports/quick
-  robustft report runs/train-a runs/eval-a runs/attack-a --baseline plain+standard --out report/
+  robustft report runs/bench/quick --output_dir reports/quick
+  robustft report runs/train-a runs/eval-a runs/attack-a --baseline plain+standard --output_dir report/
 """
 
 
@@ -20,13 +20,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("report", help="tables, plots and an HTML page from run folders",
                               description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run folders, or folders that hold run folders")
-    p.add_argument("--out", default="report", help="output folder (default: report/)")
+    p.add_argument("--output_dir", "--out", dest="out", default="report", help="output folder (default: report/)")
     p.add_argument("--baseline", default=None,
                    help="method label to compare every method with (default: plain+standard of the same model, "
                         "task and training size)")
     p.add_argument("--title", default="robustft report")
-    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots (no matplotlib needed)")
-    p.add_argument("--examples-per-run", type=int, default=200,
+    p.add_argument("--no_plots", "--no-plots", dest="no_plots", action="store_true",
+                   help="skip the PNG plots (no matplotlib needed)")
+    p.add_argument("--examples_per_run", "--examples-per-run", dest="examples_per_run", type=int, default=200,
                    help="attacked examples of each attack run shown in report.html (the first by index)")
     p.set_defaults(func=run)
     return p

@@ -8,7 +8,7 @@ Layout (one folder per preset, e.g. docs/results/quick/):
                                                         intervals, paired tests and AdvGLUE F1 are re-derived
     docs/results/<preset>/runs/<run>/probe.json       probe runs
     docs/results/<preset>/report.json, report.md      written by `robustft report docs/results/<preset>/runs
-                                                        --out docs/results/<preset>`
+                                                        --output_dir docs/results/<preset>`
 
 `export_run` copies a finished run folder into that layout (no checkpoints or models). `recheck` checks,
 like RobustBench re-checks its model cards: every metrics.json equals what the code computes from the
