@@ -69,3 +69,12 @@ def test_an_eval_line_whose_correct_flag_lies_is_caught(exported):
     with gzip.open(path, "wt") as f:
         f.writelines(json.dumps(line) + "\n" for line in lines)
     assert any("'correct' disagrees" in p for p in recheck(exported))
+
+
+def test_the_results_page_is_generated_from_the_committed_reports():
+    from robustft.report.results import render_results_page
+
+    page = RESULTS.parent / "RESULTS.md"
+    if not PRESETS:
+        pytest.skip("no preset published yet (scripts/publish_results.py)")
+    assert page.read_text(encoding="utf-8") == render_results_page(RESULTS)

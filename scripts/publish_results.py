@@ -1,0 +1,56 @@
+"""Publish bench results as data: export every finished run of runs/bench/<preset> into
+docs/results/<preset>/runs/ (summaries and gzipped per-example lines; no models), rebuild that preset's report
+there, and regenerate docs/RESULTS.md from every published preset (never from hand-copied numbers).
+
+    python scripts/publish_results.py quick [advglue ...] [--bench_root runs/bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+from robustft.atomic import atomic_write_json, atomic_write_text
+from robustft.report import build_report
+from robustft.report.folders import find_run_folders
+from robustft.report.results import export_run, render_results_page
+from robustft.runs import is_finished
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results"
+
+
+def publish(preset: str, bench_root: Path) -> None:
+    bench = bench_root / preset
+    metrics = json.loads((bench / "metrics.json").read_text(encoding="utf-8"))
+    target = RESULTS / preset
+    runs = [f for f in find_run_folders([bench / "cells"]) if is_finished(f)]
+    for folder in runs:
+        export_run(folder, target / "runs" / "--".join(folder.relative_to(bench / "cells").parts))
+    build_report([target / "runs"], target, title=f"robustft bench {preset}")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=ROOT).stdout.strip()
+    atomic_write_json(target / "published.json", {
+        "command": f"robustft bench {preset}", "jobs": len(metrics["jobs"]),
+        "wall_minutes": round(metrics["wall_s"] / 60, 1), "expected_minutes": round(metrics["expected_s"] / 60, 1),
+        "machine": f"{os.cpu_count()} CPU cores ({platform.machine()}), no GPU", "git_commit": commit})
+    print(f"published {len(runs)} runs of {bench} into {target}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("presets", nargs="+")
+    parser.add_argument("--bench_root", type=Path, default=ROOT / "runs" / "bench")
+    args = parser.parse_args()
+    for preset in args.presets:
+        publish(preset, args.bench_root)
+    atomic_write_text(ROOT / "docs" / "RESULTS.md", render_results_page(RESULTS))
+    print(f"wrote {ROOT / 'docs' / 'RESULTS.md'}")
+
+
+if __name__ == "__main__":
+    main()
