@@ -34,7 +34,8 @@ def check_all() -> list[ResourceStatus]:
             probe(f"task {task.name}/{split}", lambda rel=rel: resources.data_file(rel))
     probe("counter-fitted neighbours", lambda: resources.data_file(resources.COUNTERFITTED))
     probe("NLTK data (WordNet)", resources.nltk_data_dir)
-    probe("stopwords", lambda: f"{len(resources.stopwords())} words")
+    probe("stopwords (NLTK: PWWS, genetic)", lambda: f"{len(resources.stopwords())} words")
+    probe("stopwords (TextFooler: TextFooler, BERT-Attack)", lambda: f"{len(resources.textfooler_stopwords())} words")
     probe("model minilm", lambda: resources.resolve_model("minilm"))
 
     def mlm_head():
