@@ -37,6 +37,7 @@ from safetensors.torch import save_file
 from transformers.masking_utils import create_bidirectional_mask
 
 from robustft import resources
+from robustft.data.batching import pad_rows
 from robustft.data.tasks import load_examples
 from robustft.models import mlm
 
@@ -144,7 +145,7 @@ def build_cache(model, tokenizer, texts, n_frozen: int, keep_sequences: bool, ma
     order = sorted(range(len(rows)), key=lambda i: len(rows[i]["input_ids"]))  # little padding
     units, counts = [], torch.zeros(len(tokenizer), dtype=torch.long)
     for start in range(0, len(order), batch_size):
-        batch = mlm.pad_batch([rows[i] for i in order[start:start + batch_size]], tokenizer.pad_token_id)
+        batch = pad_rows([rows[i] for i in order[start:start + batch_size]], tokenizer.pad_token_id)
         counts += torch.bincount(batch["input_ids"][batch["attention_mask"].bool()], minlength=len(tokenizer))
         inputs, labels = mlm.mask_for_mlm(batch["input_ids"], batch["special_tokens_mask"].bool(),
                                           tokenizer.mask_token_id, random_ids, generator)

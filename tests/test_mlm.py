@@ -7,6 +7,7 @@ import pytest
 import torch
 from transformers import BertForMaskedLM
 
+from robustft.data.batching import pad_rows
 from robustft.errors import MissingResource, RobustftError
 from robustft.models import mlm
 from robustft.models.factory import tiny_bert_config, tiny_bert_mlm
@@ -45,7 +46,7 @@ def test_evaluation_masking_hides_every_chosen_piece():
 
 def test_head_on_selected_positions_matches_full_logits(tiny):
     model, tok = tiny
-    batch = mlm.pad_batch([dict(tok("a fine day")), dict(tok("the cat sat on the mat"))], tok.pad_token_id)
+    batch = pad_rows([dict(tok("a fine day")), dict(tok("the cat sat on the mat"))], tok.pad_token_id)
     where = batch["attention_mask"].bool()
     full = model(**batch).logits[where]
     assert torch.allclose(mlm.masked_logits(model, batch, where), full, atol=1e-5)
@@ -58,7 +59,7 @@ def test_neighbour_head_reads_the_next_positions_and_matches_full_logits(tiny):
     model.cls = mlm.NeighbourMLMHead(model.config)
     model.tie_weights()
     assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
-    batch = mlm.pad_batch([dict(tok("a fine day")), dict(tok("the cat sat on the mat"))], tok.pad_token_id)
+    batch = pad_rows([dict(tok("a fine day")), dict(tok("the cat sat on the mat"))], tok.pad_token_id)
     where = batch["attention_mask"].bool()
     with torch.no_grad():
         full = model(**{k: v for k, v in batch.items() if k != "special_tokens_mask"}).logits
@@ -140,7 +141,7 @@ PROBES = [
 def test_shipped_head_fills_masks_with_sensible_words():
     model, tok = mlm.load_masked_lm("minilm")
     assert "robustft MLM head" in model.mlm_source
-    batch = mlm.pad_batch([dict(tok(text)) for text, _ in PROBES], tok.pad_token_id)
+    batch = pad_rows([dict(tok(text)) for text, _ in PROBES], tok.pad_token_id)
     where = batch["input_ids"] == tok.mask_token_id
     with torch.no_grad():
         top = mlm.masked_logits(model, batch, where).topk(10).indices

@@ -40,26 +40,30 @@ def model_inputs(batch: dict) -> dict[str, torch.Tensor]:
     return {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
 
 
+# What each padded key is filled with past a row's end (-100: positions a loss ignores).
+PAD_FILLS = {"token_type_ids": 0, "attention_mask": 0, "special_tokens_mask": 1, "labels": -100}
+
+
+def pad_rows(rows: list[dict], pad_id: int, width: int | None = None) -> dict[str, torch.Tensor]:
+    """Token lists of several rows (input_ids and any of PAD_FILLS' keys) padded into tensors, to the longest row
+    or to `width`; a row without an attention mask gets ones over its tokens."""
+    width = width or max(len(r["input_ids"]) for r in rows)
+    out = {}
+    for key in ("input_ids", *PAD_FILLS):
+        if key == "attention_mask" or key in rows[0]:
+            fill = pad_id if key == "input_ids" else PAD_FILLS[key]
+            values = [list(r.get(key, [1] * len(r["input_ids"]))) for r in rows]
+            out[key] = torch.tensor([v + [fill] * (width - len(v)) for v in values], dtype=torch.long)
+    return out
+
+
 def collate(items: list[Encoded], pad_id: int, pad_to: int | None = None) -> dict:
     """Pad to the longest item (or to `pad_to`); keeps the raw examples for objectives that need text."""
-    width = pad_to or max(len(it.input_ids) for it in items)
-    ids = torch.full((len(items), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(items), width), dtype=torch.long)
-    types = torch.zeros((len(items), width), dtype=torch.long)
-    for row, it in enumerate(items):
-        n = len(it.input_ids)
-        ids[row, :n] = torch.tensor(it.input_ids)
-        mask[row, :n] = 1
-        if it.token_type_ids is not None:
-            types[row, :n] = torch.tensor(it.token_type_ids)
-    batch = {
-        "input_ids": ids,
-        "attention_mask": mask,
-        "labels": torch.tensor([it.example.label for it in items]),
-        "examples": [it.example for it in items],
-    }
-    if items[0].token_type_ids is not None:
-        batch["token_type_ids"] = types
+    rows = [{"input_ids": it.input_ids} if it.token_type_ids is None else
+            {"input_ids": it.input_ids, "token_type_ids": it.token_type_ids} for it in items]
+    batch = pad_rows(rows, pad_id, pad_to)
+    batch["labels"] = torch.tensor([it.example.label for it in items])
+    batch["examples"] = [it.example for it in items]
     return batch
 
 

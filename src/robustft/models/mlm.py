@@ -20,7 +20,7 @@ from transformers import AutoModelForMaskedLM, BertConfig, BertForMaskedLM, PreT
 from transformers.models.bert.modeling_bert import BertLMPredictionHead
 
 from robustft import resources, runtime
-from robustft.data.batching import model_inputs
+from robustft.data.batching import model_inputs, pad_rows
 from robustft.errors import MissingResource, RobustftError
 
 MLM_ENV = "ROBUSTFT_MLM"
@@ -240,15 +240,6 @@ def encode(tokenizer, texts, max_length: int):
     return tokenizer(list(texts), truncation=True, max_length=max_length, return_special_tokens_mask=True)
 
 
-def pad_batch(rows: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
-    width = max(len(r["input_ids"]) for r in rows)
-    out = {}
-    for key, fill in (("input_ids", pad_id), ("token_type_ids", 0), ("attention_mask", 0),
-                      ("special_tokens_mask", 1), ("labels", -100)):
-        if key in rows[0]:
-            out[key] = torch.tensor([list(r[key]) + [fill] * (width - len(r[key])) for r in rows])
-    return out
-
 
 def masked_logits(model: PreTrainedModel, batch: dict[str, torch.Tensor], where: torch.Tensor) -> torch.Tensor:
     """Vocabulary logits at the positions `where` (bool [B, T]) only: the head runs on those alone.
@@ -276,7 +267,7 @@ def masked_token_accuracy(model, tokenizer, texts, rate: float = 0.15, seed: int
                   key=lambda r: len(r["input_ids"]))  # stable: the same texts always get the same masks
     hits, total, nll = {k: 0 for k in ks}, 0, 0.0
     for start in range(0, len(rows), batch_size):
-        batch = pad_batch(rows[start:start + batch_size], tokenizer.pad_token_id)
+        batch = pad_rows(rows[start:start + batch_size], tokenizer.pad_token_id)
         inputs, labels = mask_for_mlm(batch["input_ids"], batch["special_tokens_mask"].bool(),
                                       tokenizer.mask_token_id, random_ids, generator, rate, all_mask=True)
         where = labels != -100
@@ -333,7 +324,7 @@ def pseudo_log_likelihood(model, tokenizer, texts, positions=None, batch_size: i
             masked[t] = tokenizer.mask_token_id
             rows.append({"input_ids": masked, "token_type_ids": types, "attention_mask": [1] * len(ids),
                          "labels": labels})
-        batch = pad_batch(rows, tokenizer.pad_token_id)
+        batch = pad_rows(rows, tokenizer.pad_token_id)
         labels = batch.pop("labels")
         where = labels != -100  # exactly one position per row, so rows and logits line up
         with runtime.autocast(runtime.model_device(model), precision):
