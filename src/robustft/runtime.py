@@ -110,6 +110,13 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     return "fp32"
 
 
+def launcher_precision(precision: str) -> str:
+    """'auto' follows `accelerate launch --mixed_precision bf16|fp16` (ACCELERATE_MIXED_PRECISION) when one was
+    given; an explicit precision always wins, and accelerate's default 'no' leaves 'auto' as it is."""
+    chosen = os.environ.get("ACCELERATE_MIXED_PRECISION", "")
+    return chosen if precision == "auto" and chosen in ("bf16", "fp16") else precision
+
+
 def autocast(device: torch.device, precision: str):
     """The autocast context of a concrete or 'auto' precision (fp32: no autocast)."""
     precision = resolve_precision(precision, device)

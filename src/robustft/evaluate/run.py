@@ -46,8 +46,8 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
         model.to(device)
         mine = shard_positions(tokenizer, examples, cfg, shard)
         probs = class_probs(model, tokenizer, [examples[i] for i in mine], max_length=cfg.max_length,
-                            batch_size=cfg.batch_size, precision=cfg.precision, progress=cfg.progress)
-        predictions = probs.argmax(-1).tolist()
+                            batch_size=cfg.batch_size, precision=cfg.precision, progress=cfg.progress) if mine else []
+        predictions = probs.argmax(-1).tolist() if mine else []
         records = [{"index": i, "id": examples[i].id, "label": examples[i].label, "prediction": predictions[row],
                     "correct": predictions[row] == examples[i].label,
                     "probs": [round(p, 6) for p in probs[row].tolist()]} for row, i in enumerate(mine)]

@@ -2,11 +2,13 @@
 
 Tensors go to safetensors and everything else to JSON, so nothing is ever unpickled. Each checkpoint is
 written to a temporary folder and renamed into place: a run killed mid-write keeps its last good one.
+A multi-process run saves every rank's RNG state (dropout differs per rank), so each rank resumes exactly.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import shutil
@@ -17,6 +19,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from robustft.atomic import atomic_write_json
+
+log = logging.getLogger("robustft.train")
 
 
 def _optimizer_tensors(optimizer) -> tuple[dict[str, torch.Tensor], dict]:
@@ -42,7 +46,34 @@ def _load_optimizer(optimizer, tensors: dict[str, torch.Tensor], meta: dict) -> 
     optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
 
 
-def save_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer, scheduler, loop_state: dict) -> None:
+def rng_state() -> dict:
+    """This process's random state: torch (CPU, and CUDA where there is one), Python and numpy."""
+    py_state, np_state = random.getstate(), np.random.get_state()
+    state = {"torch": torch.get_rng_state(), "python": [py_state[0], list(py_state[1]), py_state[2]],
+             "numpy": [np_state[0], np_state[1].tolist(), *np_state[2:]]}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state()
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state(state["cuda"])
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    np_name, np_keys, *np_rest = state["numpy"]
+    np.random.set_state((np_name, np.array(np_keys, dtype=np.uint32), *np_rest))
+
+
+def _suffix(rank: int) -> str:
+    return "" if rank == 0 else f".rank{rank}"
+
+
+def save_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer, scheduler, loop_state: dict,
+                    rng_states: list[dict] | None = None) -> None:
+    """`rng_states`: every rank's `rng_state()` (rank order); default this process's alone."""
+    rng_states = rng_states or [rng_state()]
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -54,16 +85,18 @@ def save_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer
     save_file(weights, tmp / "weights.safetensors")
     opt_tensors, opt_meta = _optimizer_tensors(optimizer)
     save_file(opt_tensors, tmp / "optimizer.safetensors")
-    save_file({"torch": torch.get_rng_state()}, tmp / "rng.safetensors")
-    py_state = random.getstate()
-    np_state = np.random.get_state()
+    save_file({f"{key}{_suffix(rank)}": state[key] for rank, state in enumerate(rng_states)
+               for key in ("torch", "cuda") if key in state}, tmp / "rng.safetensors")
     meta = {
         "optimizer": opt_meta,
         "scheduler": {k: v for k, v in scheduler.state_dict().items() if k != "lr_lambdas"},
-        "python_rng": [py_state[0], list(py_state[1]), py_state[2]],
-        "numpy_rng": [np_state[0], np_state[1].tolist(), *np_state[2:]],
+        "python_rng": rng_states[0]["python"],
+        "numpy_rng": rng_states[0]["numpy"],
         "loop": loop_state,
     }
+    if len(rng_states) > 1:
+        meta["rank_rng"] = {str(r): {"python": s["python"], "numpy": s["numpy"]} for r, s in enumerate(rng_states)
+                            if r > 0}
     atomic_write_json(tmp / "state.json", meta)
     old = folder.with_name(folder.name + ".old")
     if folder.exists():
@@ -72,7 +105,7 @@ def save_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer
     shutil.rmtree(old, ignore_errors=True)
 
 
-def load_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer, scheduler) -> dict:
+def load_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer, scheduler, rank: int = 0) -> dict:
     weights = load_file(folder / "weights.safetensors")
     for name, module in modules.items():
         prefix = f"{name}/"
@@ -80,9 +113,13 @@ def load_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer
     meta = json.loads((folder / "state.json").read_text(encoding="utf-8"))
     _load_optimizer(optimizer, load_file(folder / "optimizer.safetensors"), meta["optimizer"])
     scheduler.load_state_dict({**scheduler.state_dict(), **meta["scheduler"]})
-    torch.set_rng_state(load_file(folder / "rng.safetensors")["torch"])
-    version, internal, gauss = meta["python_rng"]
-    random.setstate((version, tuple(internal), gauss))
-    np_name, np_keys, *np_rest = meta["numpy_rng"]
-    np.random.set_state((np_name, np.array(np_keys, dtype=np.uint32), *np_rest))
+    tensors = load_file(folder / "rng.safetensors")
+    saved = {"python": meta["python_rng"], "numpy": meta["numpy_rng"]} if rank == 0 else meta.get(
+        "rank_rng", {}).get(str(rank))
+    if saved is None or f"torch{_suffix(rank)}" not in tensors:
+        log.warning("the checkpoint has no random state for rank %d (saved with fewer processes): it keeps its seed, "
+                    "so dropout differs from the uninterrupted run", rank)
+    else:
+        set_rng_state({**saved, **{k: tensors[f"{k}{_suffix(rank)}"] for k in ("torch", "cuda")
+                                   if f"{k}{_suffix(rank)}" in tensors}})
     return meta["loop"]
