@@ -252,7 +252,7 @@ def shard_file(name: str, shard: tuple[int, int] | None) -> str:
 
 
 @contextmanager
-def _hold(path: Path):
+def hold(path: Path):
     """A blocking lock on `path` (short critical sections shared by the shards of a run)."""
     with open(path, "a+", encoding="utf-8") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -277,7 +277,7 @@ def open_shard(path: str | Path, cfg, inputs: dict[str, str], shard: tuple[int, 
     if path.exists() and not path.is_dir():
         raise ConfigError(f"output_dir: {path} is a file, not a folder")
     path.mkdir(parents=True, exist_ok=True)
-    with _hold(path / SHARDS_LOCK):
+    with hold(path / SHARDS_LOCK):
         saved = read_description(path)
         if saved is None and any(not p.name.startswith(".lock") for p in path.iterdir()):
             raise ConfigError(f"output_dir: {path} is not empty and is not a robustft run folder: refusing to write "
@@ -313,13 +313,13 @@ def open_shard(path: str | Path, cfg, inputs: dict[str, str], shard: tuple[int, 
     return run
 
 
-def merge_shards(path: str | Path, summarize, extra_outputs=None) -> dict | None:
+def merge_shards(path: str | Path, summarize, extra_outputs=None, strict: bool = False) -> dict | None:
     """Write `examples.jsonl` and `metrics.json` of a sharded run from its shards' files, exactly as one process
     writes them, once every shard of some count n is finished with the run's hash; None (and a log line naming the
     missing shards) otherwise. `summarize(records, shard_metrics)` gives the verb's metrics; `extra_outputs(path,
-    records)` writes anything else the verb has (the attack CSV)."""
+    records)` writes anything else the verb has (the attack CSV). `strict`: raise, naming them, instead."""
     path = Path(path)
-    with _hold(path / SHARDS_LOCK):
+    with hold(path / SHARDS_LOCK):
         saved = read_description(path)
         if saved is None:
             raise ConfigError(f"merge: {path} is not a robustft run folder")
@@ -348,8 +348,11 @@ def merge_shards(path: str | Path, summarize, extra_outputs=None) -> dict | None
                 extra_outputs(path, records)
             atomic_write_json(path / CONFIG, {**saved, "shards": {"n": n, "merged": _now()}})
             return merged.write_metrics(summarize(records, [shards[i] for i in range(n)]))
-        log.info("%s: not merged yet; unfinished or stale shards: %s", path,
-                 "; ".join(", ".join(todo) for todo in missing.values()))
+        names = "; ".join(", ".join(todo) for todo in missing.values())
+        if strict:
+            raise ConfigError(f"merge: {path}: these shards are missing, unfinished or were run with other settings: "
+                              f"{names}; run them (--shard I/N --resume, or --overwrite) and merge again")
+        log.info("%s: not merged yet; waiting for shards %s", path, names)
         return None
 
 

@@ -85,6 +85,6 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
     return summary
 
 
-def merge(path) -> dict | None:
+def merge(path, strict: bool = False) -> dict | None:
     """Merge the shards of the attack run in `path` once all are finished (None until then)."""
-    return runs.merge_shards(path, merged_summary, merged_csv)
+    return runs.merge_shards(path, merged_summary, merged_csv, strict=strict)

@@ -82,7 +82,7 @@ def summarize(records: list[dict], settings: list[dict]) -> dict:
             "majority_accuracy": majority_baseline([r["label"] for r in records])["accuracy"]}
 
 
-def merge(path) -> dict | None:
+def merge(path, strict: bool = False) -> dict | None:
     """Merge the shards of the evaluation run in `path` once all are finished (None until then)."""
-    return runs.merge_shards(path, summarize)
+    return runs.merge_shards(path, summarize, strict=strict)
 
