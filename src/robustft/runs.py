@@ -356,6 +356,16 @@ def merge_shards(path: str | Path, summarize, extra_outputs=None, strict: bool =
         return None
 
 
+def wait_merged(path: str | Path, poll_s: float = 2.0) -> dict:
+    """Rank 0 of a torchrun launch waits until the last shard has merged the run, so that it reports the whole run
+    (if another rank fails, the launcher ends this one)."""
+    import time
+
+    while not is_finished(path):
+        time.sleep(poll_s)
+    return read_metrics(path)
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 

@@ -81,7 +81,10 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
         raise AllExamplesErrored(f"all {len(records)} examples ended in errors (see {out}/attack.log); no "
                                  f"number was produced")
     if shard is not None and summary["complete"]:
-        return merge(out) or summary
+        merged = merge(out)
+        if merged is None and cfg.shard is None and runtime.world().main:
+            merged = runs.wait_merged(out)  # under torchrun rank 0 reports the whole run
+        return merged or summary
     return summary
 
 

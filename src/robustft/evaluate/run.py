@@ -23,6 +23,8 @@ from robustft.models.predict import check_labels, class_probs
 
 log = logging.getLogger("robustft.evaluate")
 
+SETTING_KEYS = ("model", "task", "split", "max_length", "precision", "device")  # metrics.json says what ran
+
 
 def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> dict:
     """Score the model; returns metrics.json's content (a finished run of the same config is reused)."""
@@ -57,7 +59,10 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
         metrics = run.write_metrics(summarize(records, [setting]))
     if shard is not None:
         log.info("%s/%s: shard %d/%d scored %d examples; run folder %s", cfg.task, cfg.split, *shard, len(mine), out)
-        return merge(out) or metrics
+        merged = merge(out)
+        if merged is None and cfg.shard is None and runtime.world().main:
+            merged = runs.wait_merged(out)  # under torchrun rank 0 reports the whole run
+        return merged or metrics
     log.info("%s/%s: accuracy %.4f on %d examples; run folder %s", cfg.task, cfg.split, metrics["accuracy"],
              len(examples), out)
     return metrics
@@ -77,7 +82,8 @@ def summarize(records: list[dict], settings: list[dict]) -> dict:
     records = sorted(records, key=lambda r: r["index"])
     correct = [bool(r["correct"]) for r in records]
     loss = -sum(math.log(max(r["probs"][r["label"]], 1e-12)) for r in records) / max(len(records), 1)
-    return {**settings[0], "n": len(records), "accuracy": sum(correct) / max(len(correct), 1),
+    setting = {k: settings[0][k] for k in SETTING_KEYS}
+    return {**setting, "n": len(records), "accuracy": sum(correct) / max(len(correct), 1),
             "accuracy_ci95": accuracy_with_interval(correct)["ci95"], "loss": loss,
             "majority_accuracy": majority_baseline([r["label"] for r in records])["accuracy"]}
 
