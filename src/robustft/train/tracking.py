@@ -24,6 +24,9 @@ def open_tracker(cfg, run_dir: Path):
     if name not in {str(t) for t in get_available_trackers()}:
         hint = "pip install 'robustft[tensorboard]'" if name == "tensorboard" else f"install {name}"
         raise ConfigError(f"tracker: '{name}' is not installed here ({hint})")
+    from accelerate.state import PartialState
+
+    PartialState()  # accelerate's trackers log through it; under a launcher it joins the process group already made
     cls = LOGGER_TYPE_TO_CLASS[name]
     run_name = Path(run_dir).name
     tracker = cls(run_name, str(Path(run_dir) / "trackers")) if cls.requires_logging_directory else cls(run_name)
