@@ -223,8 +223,8 @@ def test_every_rank_keeps_the_same_weights_for_objectives_that_forward_several_t
             "24", "--epochs", "1", "--batch_size", "8", "--checkpoint_every", "1", "--precision", "fp32", "--progress",
             "false", "--method", method, "--output_dir", str(tmp_path / "run")], env={"SCALE_CHECK_SYNC": str(sync)})
     seen = json.loads(sync.read_text())
-    assert len(seen) == 3 and all(len(set(s["digests"])) == 1 for s in seen)
-    assert len({s["digests"][0] for s in seen}) == 3  # and the weights did move
+    assert len(seen) >= 3 and all(len(set(s["digests"])) == 1 for s in seen)
+    assert len({s["digests"][0] for s in seen}) == len(seen)  # and the weights did move at every step
 
 
 @pytest.mark.slow
@@ -262,4 +262,6 @@ def test_torchrun_bench_gives_each_rank_whole_cells_and_the_single_process_recor
             assert lines(a) == lines(b), job
     logs = [(tmp_path / "two" / "cells" / n / "train.log").read_text() for n in ("bert-sst2-n32-s0", "im-sst2-n32-s0")]
     assert all("1 process(es)" in log for log in logs)  # each cell trained whole, by one rank
+    writers = {(tmp_path / "two" / "cells" / n / ".lock").read_text() for n in ("bert-sst2-n32-s0", "im-sst2-n32-s0")}
+    assert len(writers) == 2  # by two different processes (the lock holds the writer's pid)
     assert (tmp_path / "two" / "report" / "report.html").exists()
