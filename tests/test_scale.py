@@ -82,6 +82,32 @@ def test_shard_is_i_of_n_and_not_part_of_the_settings_hash():
     assert sorted(runs.shard_indices(7, (0, 3)) + [1, 4] + runs.shard_indices(7, (2, 3))) == list(range(7))
 
 
+def test_the_launcher_environment_decides_rank_device_and_precision(monkeypatch):
+    from robustft import runtime
+
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "ACCELERATE_MIXED_PRECISION"):
+        monkeypatch.delenv(name, raising=False)
+    assert runtime.world() == runtime.World(0, 1, 0) and runs.shard_of(AttackConfig(model="m")) is None
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert runtime.world() == runtime.World(3, 4, 1) and runs.shard_of(AttackConfig(model="m")) == (3, 4)
+    assert runs.shard_of(AttackConfig(model="m", shard="0/2")) == (0, 2)  # --shard wins
+    with runtime.alone():  # a bench job under torchrun
+        assert runtime.world() == runtime.World() and runs.shard_of(AttackConfig(model="m")) is None
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert runtime.pick_device("auto") == torch.device("cuda", 1) == runtime.pick_device("cuda")
+    assert runtime.pick_device("cuda:0") == torch.device("cuda", 0)
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")
+    assert runtime.launcher_precision("auto") == "bf16" and runtime.launcher_precision("fp32") == "fp32"
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "no")
+    assert runtime.launcher_precision("auto") == "auto"
+    monkeypatch.setenv("RANK", "4")
+    with pytest.raises(ConfigError, match="RANK"):
+        runtime.world()
+
+
 def test_rank_slices_keep_class_balance_and_weight_to_the_global_mean():
     items = [Encoded(Example(f"t{i}", i % 2), [1] * (3 + i % 5), None) for i in range(40)]
     import random
@@ -242,9 +268,8 @@ def test_torchrun_attack_shards_give_the_single_process_records(tiny_model_dir, 
 
 @pytest.mark.slow
 def test_torchrun_bench_gives_each_rank_whole_cells_and_the_single_process_records(tiny_model_dir, tmp_path):
-    from test_bench import tiny_bench
-
     from robustft.bench.run import bench
+    from test_bench import tiny_bench
 
     extra = {"evals": [{"task": "{task}", "split": "dev", "n": 16}],
              "attacks": [{"recipe": "pwws", "split": "dev", "n": 2, "query_budget": 20}]}

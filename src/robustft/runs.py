@@ -356,14 +356,17 @@ def merge_shards(path: str | Path, summarize, extra_outputs=None, strict: bool =
         return None
 
 
-def wait_merged(path: str | Path, poll_s: float = 2.0) -> dict:
-    """Rank 0 of a torchrun launch waits until the last shard has merged the run, so that it reports the whole run
-    (if another rank fails, the launcher ends this one)."""
+def finish_shard(path: str | Path, merge, cfg, poll_s: float = 2.0) -> dict | None:
+    """After a shard is done: `merge(path)` if it was the last one. Under a launcher (no --shard), rank 0 then waits
+    until the last shard has merged, so that it reports the whole run (if another rank fails, the launcher ends it)."""
     import time
 
-    while not is_finished(path):
-        time.sleep(poll_s)
-    return read_metrics(path)
+    merged = merge(path)
+    if merged is None and getattr(cfg, "shard", None) is None and runtime.world().main:
+        while not is_finished(path):
+            time.sleep(poll_s)
+        merged = read_metrics(path)
+    return merged
 
 
 def _now() -> str:

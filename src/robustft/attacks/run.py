@@ -68,23 +68,24 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
              "mlm": getattr(mlm[0], "mlm_source", cfg.mlm) if mlm else None}
     shard = runs.shard_of(cfg)
     with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra, shard=shard) as run:
-        if run.finished:
-            return (merge(out) or run.metrics()) if shard and not run.merged else run.metrics()
-        runs.attach_log(run.path, run.file("attack.log").name)
-        try:
-            records, summary = run_attack(built, examples, run, seed=cfg.seed, progress=cfg.progress,
-                                          first=cfg.first)
-        finally:
-            runs.detach_log()
-    log.info("%s\nrun folder: %s%s", format_summary(summary), out, f" (shard {shard[0]}/{shard[1]})" if shard else "")
+        if run.finished and (shard is None or run.merged):
+            return run.metrics()
+        if run.finished:  # this shard is done; the others may not be
+            records, summary = [], run.metrics()
+        else:
+            runs.attach_log(run.path, run.file("attack.log").name)
+            try:
+                records, summary = run_attack(built, examples, run, seed=cfg.seed, progress=cfg.progress,
+                                              first=cfg.first)
+            finally:
+                runs.detach_log()
+    part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
+    log.info("%s\nrun folder: %s%s", format_summary(summary), out, part)
     if records and summary["num_errors"] == len(records):
         raise AllExamplesErrored(f"all {len(records)} examples ended in errors (see {out}/attack.log); no "
                                  f"number was produced")
     if shard is not None and summary["complete"]:
-        merged = merge(out)
-        if merged is None and cfg.shard is None and runtime.world().main:
-            merged = runs.wait_merged(out)  # under torchrun rank 0 reports the whole run
-        return merged or summary
+        return runs.finish_shard(out, merge, cfg) or summary
     return summary
 
 

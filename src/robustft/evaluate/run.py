@@ -39,8 +39,10 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
     extra = {"model_run": runs.model_run_record(resolved), "inherited": inherited}
     shard = runs.shard_of(cfg)
     with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra, shard=shard) as run:
-        if run.finished:
-            return (merge(out) or run.metrics()) if shard and not run.merged else run.metrics()
+        if run.finished and (shard is None or run.merged):
+            return run.metrics()
+        if run.finished:  # this shard is done; the others may not be
+            return runs.finish_shard(out, merge, cfg) or run.metrics()
         runtime.set_threads(cfg.threads)
         device = runtime.pick_device(cfg.device)
         model, tokenizer = load_classifier(resolved.model)
@@ -59,10 +61,7 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
         metrics = run.write_metrics(summarize(records, [setting]))
     if shard is not None:
         log.info("%s/%s: shard %d/%d scored %d examples; run folder %s", cfg.task, cfg.split, *shard, len(mine), out)
-        merged = merge(out)
-        if merged is None and cfg.shard is None and runtime.world().main:
-            merged = runs.wait_merged(out)  # under torchrun rank 0 reports the whole run
-        return merged or metrics
+        return runs.finish_shard(out, merge, cfg) or metrics
     log.info("%s/%s: accuracy %.4f on %d examples; run folder %s", cfg.task, cfg.split, metrics["accuracy"],
              len(examples), out)
     return metrics
