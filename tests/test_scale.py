@@ -205,7 +205,7 @@ def train_args(model_dir, out, *extra):
 @pytest.mark.slow
 def test_torchrun_training_matches_one_process_with_the_same_global_batch(tiny_model_dir, tmp_path):
     assert main(train_args(tiny_model_dir, tmp_path / "one")) == 0
-    launch(train_args(tiny_model_dir, tmp_path / "two"))
+    launch(train_args(tiny_model_dir, tmp_path / "two", "--tracker", "tensorboard"))
     one = json.loads((tmp_path / "one" / "metrics.json").read_text())
     two = json.loads((tmp_path / "two" / "metrics.json").read_text())
     assert two["processes"] == 2 and two["steps"] == one["steps"] == 8
@@ -214,7 +214,8 @@ def test_torchrun_training_matches_one_process_with_the_same_global_batch(tiny_m
     wa, wb = (load_file(tmp_path / r / "best" / "model.safetensors") for r in ("one", "two"))
     assert all(torch.allclose(wa[k], wb[k], atol=1e-5) for k in wa)
     log = (tmp_path / "two" / "train.log").read_text()
-    assert log.count("epoch 1 dev accuracy") == 1  # one writer
+    assert log.count("epoch 1 dev accuracy") == 1  # one writer, of the log and of the tracker
+    assert len(list((tmp_path / "two" / "trackers" / "two").glob("events.out.tfevents.*"))) == 1
 
 
 @pytest.mark.slow
