@@ -56,12 +56,29 @@ def launch(args: list[str], launcher: str = "torchrun", env: dict | None = None,
     if launcher == "torchrun":
         start = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     else:
-        start = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
-                 "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-                 "--main_process_port", str(free_port())]
+        start = [
+            sys.executable,
+            "-m",
+            "accelerate.commands.launch",
+            "--multi_gpu",
+            "--num_processes",
+            "2",
+            "--num_machines",
+            "1",
+            "--mixed_precision",
+            "no",
+            "--dynamo_backend",
+            "no",
+            "--main_process_port",
+            str(free_port()),
+        ]
     src = str(Path(__file__).resolve().parents[1] / "src")
-    full_env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                **(env or {})}
+    full_env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        **(env or {}),
+    }
     done = subprocess.run([*start, DRIVER, *args], capture_output=True, text=True, env=full_env, timeout=300)
     if check and done.returncode != 0:
         raise AssertionError(f"{launcher} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
@@ -179,8 +196,19 @@ def test_tensorboard_tracker_logs_train_and_dev_scalars(tiny_model_dir, tmp_path
     pytest.importorskip("tensorboard")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    cfg = TrainConfig(model=tiny_model_dir, task="sst2", n_train=32, n_dev=16, max_length=24, epochs=1, batch_size=8,
-                      log_every=1, precision="fp32", tracker="tensorboard", output_dir=str(tmp_path / "run"))
+    cfg = TrainConfig(
+        model=tiny_model_dir,
+        task="sst2",
+        n_train=32,
+        n_dev=16,
+        max_length=24,
+        epochs=1,
+        batch_size=8,
+        log_every=1,
+        precision="fp32",
+        tracker="tensorboard",
+        output_dir=str(tmp_path / "run"),
+    )
     run = loop.train(cfg, progress=False)
     events = EventAccumulator(str(next((run / "trackers").iterdir()))).Reload()
     tags = set(events.Tags()["scalars"])
@@ -193,9 +221,34 @@ def test_tensorboard_tracker_logs_train_and_dev_scalars(tiny_model_dir, tmp_path
 
 # ---- 2 processes ----------------------------------------------------------------------------------------------
 
-TRAIN = ["--task", "sst2", "--n_train", "64", "--n_dev", "40", "--max_length", "32", "--epochs", "2",
-         "--batch_size", "8", "--grad_accum", "2", "--eval_batch_size", "16", "--lr", "1e-3", "--checkpoint_every",
-         "2", "--precision", "fp32", "--progress", "false", "--threads", "1"]
+TRAIN = [
+    "--task",
+    "sst2",
+    "--n_train",
+    "64",
+    "--n_dev",
+    "40",
+    "--max_length",
+    "32",
+    "--epochs",
+    "2",
+    "--batch_size",
+    "8",
+    "--grad_accum",
+    "2",
+    "--eval_batch_size",
+    "16",
+    "--lr",
+    "1e-3",
+    "--checkpoint_every",
+    "2",
+    "--precision",
+    "fp32",
+    "--progress",
+    "false",
+    "--threads",
+    "1",
+]
 
 
 def train_args(model_dir, out, *extra):
@@ -222,8 +275,12 @@ def test_torchrun_training_matches_one_process_with_the_same_global_batch(tiny_m
 def test_a_killed_rank_resumes_exactly_under_either_launcher(tmp_path):
     from robustft.models.factory import tiny_bert
 
-    model, tok = tiny_bert(seed=0, hidden_dropout_prob=0.1, id2label={0: "negative", 1: "positive"},
-                           label2id={"negative": 0, "positive": 1})
+    model, tok = tiny_bert(
+        seed=0,
+        hidden_dropout_prob=0.1,
+        id2label={0: "negative", 1: "positive"},
+        label2id={"negative": 0, "positive": 1},
+    )
     model.save_pretrained(tmp_path / "m")
     tok.save_pretrained(tmp_path / "m")
     launch(train_args(str(tmp_path / "m"), tmp_path / "full"))
@@ -242,13 +299,39 @@ def test_a_killed_rank_resumes_exactly_under_either_launcher(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["rift", "freelb"])
-def test_every_rank_keeps_the_same_weights_for_objectives_that_forward_several_times(tiny_model_dir, tmp_path,
-                                                                                     method):
+def test_every_rank_keeps_the_same_weights_for_objectives_that_forward_several_times(tiny_model_dir, tmp_path, method):
     """RIFT (a hull search, two forwards, its own heads outside DDP) and FreeLB (backward inside loss)."""
     sync = tmp_path / "sync.json"
-    launch(["train", "--model", tiny_model_dir, "--task", "sst2", "--n_train", "24", "--n_dev", "8", "--max_length",
-            "24", "--epochs", "1", "--batch_size", "8", "--checkpoint_every", "1", "--precision", "fp32", "--progress",
-            "false", "--method", method, "--output_dir", str(tmp_path / "run")], env={"SCALE_CHECK_SYNC": str(sync)})
+    launch(
+        [
+            "train",
+            "--model",
+            tiny_model_dir,
+            "--task",
+            "sst2",
+            "--n_train",
+            "24",
+            "--n_dev",
+            "8",
+            "--max_length",
+            "24",
+            "--epochs",
+            "1",
+            "--batch_size",
+            "8",
+            "--checkpoint_every",
+            "1",
+            "--precision",
+            "fp32",
+            "--progress",
+            "false",
+            "--method",
+            method,
+            "--output_dir",
+            str(tmp_path / "run"),
+        ],
+        env={"SCALE_CHECK_SYNC": str(sync)},
+    )
     seen = json.loads(sync.read_text())
     assert len(seen) >= 3 and all(len(set(s["digests"])) == 1 for s in seen)
     assert len({s["digests"][0] for s in seen}) == len(seen)  # and the weights did move at every step
@@ -256,8 +339,27 @@ def test_every_rank_keeps_the_same_weights_for_objectives_that_forward_several_t
 
 @pytest.mark.slow
 def test_torchrun_attack_shards_give_the_single_process_records(tiny_model_dir, tmp_path):
-    args = ["attack", "--model", tiny_model_dir, "--task", "sst2", "--split", "dev", "--recipe", "pwws", "-n", "5",
-            "--query_budget", "25", "--progress", "false", "--threads", "1", "--precision", "fp32"]
+    args = [
+        "attack",
+        "--model",
+        tiny_model_dir,
+        "--task",
+        "sst2",
+        "--split",
+        "dev",
+        "--recipe",
+        "pwws",
+        "-n",
+        "5",
+        "--query_budget",
+        "25",
+        "--progress",
+        "false",
+        "--threads",
+        "1",
+        "--precision",
+        "fp32",
+    ]
     assert main([*args, "--output_dir", str(tmp_path / "one")]) == 0
     done = launch([*args, "--output_dir", str(tmp_path / "two")])
     assert "Attack success rate" in done.stdout
@@ -272,12 +374,17 @@ def test_torchrun_bench_gives_each_rank_whole_cells_and_the_single_process_recor
     from robustft.bench.run import bench
     from test_bench import tiny_bench
 
-    extra = {"evals": [{"task": "{task}", "split": "dev", "n": 16}],
-             "attacks": [{"recipe": "pwws", "split": "dev", "n": 2, "query_budget": 20}]}
+    extra = {
+        "evals": [{"task": "{task}", "split": "dev", "n": 16}],
+        "attacks": [{"recipe": "pwws", "split": "dev", "n": 2, "query_budget": 20}],
+    }
     bench(tiny_bench(tiny_model_dir, tmp_path / "one", **extra))
     spec = tmp_path / "tiny.json"
-    values = {k: v for k, v in tiny_bench(tiny_model_dir, tmp_path / "two", **extra).__dict__.items()
-              if k not in ("explicit_keys",)}
+    values = {
+        k: v
+        for k, v in tiny_bench(tiny_model_dir, tmp_path / "two", **extra).__dict__.items()
+        if k not in ("explicit_keys",)
+    }
     spec.write_text(json.dumps(values))
     launch(["bench", str(spec)])
     metrics = json.loads((tmp_path / "two" / "metrics.json").read_text())

@@ -75,8 +75,12 @@ class Group(Solo):
         if device.type == "cuda":
             torch.cuda.set_device(device)
         if self.owns:  # MASTER_ADDR / MASTER_PORT / RANK / WORLD_SIZE come from the launcher (env://)
-            dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=world.rank,
-                                    world_size=world.size, timeout=datetime.timedelta(seconds=timeout_s))
+            dist.init_process_group(
+                "nccl" if device.type == "cuda" else "gloo",
+                rank=world.rank,
+                world_size=world.size,
+                timeout=datetime.timedelta(seconds=timeout_s),
+            )
 
     def wrap(self, model):
         return WrappedModel(model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
@@ -138,8 +142,18 @@ def dev_accuracy(group: Solo, model, tokenizer, examples, max_length: int, batch
         return accuracy(model, tokenizer, examples, max_length=max_length, batch_size=batch_size, precision=precision)
     batches = eval_batches(encode(tokenizer, examples, max_length), batch_size)
     mine = sorted(i for b in batches[group.world.rank :: group.world.size] for i in b)
-    probs = class_probs(model, tokenizer, [examples[i] for i in mine], max_length=max_length, batch_size=batch_size,
-                        precision=precision) if mine else torch.empty(0, model.config.num_labels)
+    probs = (
+        class_probs(
+            model,
+            tokenizer,
+            [examples[i] for i in mine],
+            max_length=max_length,
+            batch_size=batch_size,
+            precision=precision,
+        )
+        if mine
+        else torch.empty(0, model.config.num_labels)
+    )
     full = torch.empty(len(examples), model.config.num_labels)
     for positions, part in group.gather((mine, probs.tolist())):  # float32 -> Python float -> float32 is exact
         if positions:

@@ -38,8 +38,10 @@ def open_tracker(cfg, run_dir: Path):
 
 def hyperparameters(cfg) -> dict:
     """The config as flat scalars (groups and lists as JSON text), which every tracker accepts."""
-    return {k: v if v is None or isinstance(v, bool | int | float | str) else json.dumps(v, sort_keys=True)
-            for k, v in dataclasses.asdict(cfg).items()}
+    return {
+        k: v if v is None or isinstance(v, bool | int | float | str) else json.dumps(v, sort_keys=True)
+        for k, v in dataclasses.asdict(cfg).items()
+    }
 
 
 def log(tracker, values: dict, step: int, prefix: str) -> None:
