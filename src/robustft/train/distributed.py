@@ -83,7 +83,11 @@ class Group(Solo):
             )
 
     def wrap(self, model):
-        return WrappedModel(model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
+        # Encoders keep no running statistics (no BatchNorm), so their buffers (position ids) never change: no
+        # broadcast of them before each of the many forwards an adversary makes per step.
+        return WrappedModel(
+            model, device_ids=[self.device.index] if self.device.type == "cuda" else None, broadcast_buffers=False
+        )
 
     def no_sync(self, model, skip: bool):
         """Gradient accumulation: no all-reduce until the last micro-batch of an optimizer step."""
