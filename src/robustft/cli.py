@@ -75,8 +75,16 @@ def call_verb(args) -> int:
     cfg = build_config(VERB_CONFIGS[args.command], args.config or [], split_overrides(args.extra))
     module, _, name = VERBS[args.command][1].partition(":")
     result = getattr(importlib.import_module(module), name)(cfg, resume=args.resume, overwrite=args.overwrite)
-    print(summary_line(args.command, result))
+    if main_process():
+        print(summary_line(args.command, result))
     return 0
+
+
+def main_process() -> bool:
+    """Rank 0 under torchrun / accelerate launch (the others stay quiet), the one process otherwise."""
+    from robustft.runtime import world
+
+    return world().main
 
 
 def summary_line(verb: str, result) -> str:
@@ -118,16 +126,37 @@ def cmd_bench(args) -> int:
     result = bench(cfg, only=args.only, list_only=args.list, overwrite=args.overwrite)
     if args.list:
         return 0
+    if "shard" in result and not result["complete"]:
+        print(f"bench shard {result['shard']} done; the report is built when every job is (or: robustft report DIR)")
+        return 0
     if result["folders"]:
         from robustft.bench.matrix import bench_dir
         from robustft.report import build_report
         from robustft.report.markdown import render_table
         from robustft.report.tables import overview_table
+        from robustft.runs import SHARDS_LOCK, hold
 
         out = bench_dir(cfg) / "report"
-        summary = build_report([bench_dir(cfg)], out, baseline=cfg.baseline, title=f"robustft bench {cfg.name}")
+        with hold(bench_dir(cfg) / SHARDS_LOCK):  # shards finishing together build it one after the other
+            summary = build_report([bench_dir(cfg)], out, baseline=cfg.baseline, title=f"robustft bench {cfg.name}")
         print(render_table(overview_table(summary)))
         print(f"report: {out / 'report.html'}")
+    return 0
+
+
+MERGERS = {"attack": "robustft.attacks.run:merge", "eval": "robustft.evaluate.run:merge"}
+
+
+def cmd_merge(args) -> int:
+    """Merge the shard files of an attack or eval run folder into what one process writes."""
+    from robustft.runs import read_description
+
+    saved = read_description(args.run_dir)
+    if saved is None or saved.get("verb") not in MERGERS:
+        raise ConfigError(f"merge: {args.run_dir} is not a robustft attack or eval run folder")
+    module, _, name = MERGERS[saved["verb"]].partition(":")
+    result = getattr(importlib.import_module(module), name)(args.run_dir, strict=True)
+    print(summary_line(saved["verb"], result))
     return 0
 
 
@@ -183,6 +212,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", help="run only the jobs whose id matches this glob (see --list)")
     p.add_argument("--overwrite", action="store_true", help="delete and redo the selected jobs")
     p.set_defaults(func=cmd_bench, takes_overrides=True)
+
+    p = sub.add_parser("merge", help="merge the shards (--shard i/n, torchrun ranks) of an attack or eval run folder",
+                       description="Write examples.jsonl and metrics.json of a sharded attack or eval run from its "
+                       "shard files, exactly as one process writes them (the last shard to finish does it by "
+                       "itself). Refuses while a shard is missing, unfinished or was run with other settings.")
+    p.add_argument("run_dir", help="the run folder the shards share (their --output_dir)")
+    p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("resources", help="where data, models and lexical resources are found")
     p.add_argument("action", choices=["check"])

@@ -22,6 +22,8 @@ import yaml
 from robustft.errors import ConfigError
 
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
+SHARD_HELP = "i/n: only slice i of n (0-based), merged when all n are done (default under torchrun: RANK/WORLD_SIZE)"
+TRACKERS_HELP = "log to an accelerate tracker (tensorboard, wandb, mlflow, ...); off by default"
 EVALUATION_ONLY_TASKS = ("advglue-", "textfooler-")
 
 
@@ -53,7 +55,7 @@ class TrainConfig(RunSettings):
     verb: ClassVar[str] = "train"
     not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress",
                                                       "checkpoint_every", "checkpoint_every_s", "checkpoint_keep",
-                                                      "log_every", "label"})
+                                                      "log_every", "label", "tracker"})
 
     model: str = setting("minilm", "alias, local folder or hub name")
     task: str = setting("sst2", "task name (robustft methods lists them)")
@@ -92,6 +94,7 @@ class TrainConfig(RunSettings):
     progress: bool = setting(True, "progress bars")
     output_dir: str | None = setting(None, "run folder (default runs/<task>-<method>-<arch>-<hash8>)")
     label: str | None = setting(None, "the model's name in reports (default <arch>+<method>)")
+    tracker: str | None = setting(None, TRACKERS_HELP)
 
     def validate(self):
         validate(self)
@@ -110,7 +113,8 @@ class EvalConfig(RunSettings):
     """Clean accuracy of a model (a run folder or a model folder) on a task split, per example."""
 
     verb: ClassVar[str] = "eval"
-    not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress", "model"})
+    not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress", "model",
+                                                      "shard"})
 
     model: str = setting(None, "run folder (its best/ model), model folder, alias or hub name")
     task: str = setting("sst2", "task name")
@@ -124,6 +128,7 @@ class EvalConfig(RunSettings):
     threads: int | None = setting(None, "torch CPU threads", min=1)
     progress: bool = setting(True, "progress bars")
     output_dir: str | None = setting(None, "run folder (default <model run>/eval-<task>-<split>...)")
+    shard: str | None = setting(None, SHARD_HELP)
 
 
 @dataclass
@@ -132,7 +137,7 @@ class AttackConfig(RunSettings):
 
     verb: ClassVar[str] = "attack"
     not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress", "model",
-                                                      "first"})
+                                                      "first", "shard"})
 
     model: str = setting(None, "run folder (its best/ model), model folder, alias or hub name")
     task: str = setting("sst2", "task name")
@@ -162,6 +167,7 @@ class AttackConfig(RunSettings):
     threads: int | None = setting(None, "torch CPU threads", min=1)
     progress: bool = setting(True, "progress bars")
     output_dir: str | None = setting(None, "run folder (default <model run>/attack-<recipe>-<task>-<split>...)")
+    shard: str | None = setting(None, SHARD_HELP)
 
 
 @dataclass
@@ -196,6 +202,7 @@ class BenchConfig(RunSettings):
     attacks) on identical examples with identical constraints. Every cell is a run folder."""
 
     verb: ClassVar[str] = "bench"
+    not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress", "shard"})
 
     name: str = setting("custom", "name of the bench (a preset's name)")
     model: str = setting("minilm", "backbone of every cell")
@@ -216,6 +223,8 @@ class BenchConfig(RunSettings):
     threads: int | None = setting(None, "torch CPU threads", min=1)
     progress: bool = setting(True, "progress bars")
     output_dir: str | None = setting(None, "bench folder (default runs/bench/<name>)")
+    shard: str | None = setting(None, "i/n: run only the cells of slice i of n (each cell with its evaluations and "
+                                "attacks); default under torchrun: RANK/WORLD_SIZE")
 
 
 VERB_CONFIGS = {c.verb: c for c in (TrainConfig, EvalConfig, AttackConfig, ProbeConfig, BenchConfig)}
@@ -251,6 +260,24 @@ def validate(cfg) -> None:
     for name in ("model",):
         if hasattr(cfg, name) and getattr(cfg, name) in (None, ""):
             raise ConfigError(f"{name}: a value is required (--{name} PATH)")
+    if getattr(cfg, "shard", None) is not None:
+        cfg.shard = format_shard(parse_shard(cfg.shard))
+
+
+def parse_shard(text) -> tuple[int, int]:
+    """'i/n' -> (i, n) with 0 <= i < n; a scheduler array task id is 0-based (--array=0-(n-1))."""
+    index, sep, count = str(text).partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        i, n = -1, 0
+    if not sep or n < 1 or not 0 <= i < n:
+        raise ConfigError(f"shard: expected i/n with 0 <= i < n (e.g. 0/4 ... 3/4), got {text!r}")
+    return i, n
+
+
+def format_shard(shard: tuple[int, int]) -> str:
+    return f"{shard[0]}/{shard[1]}"
 
 
 def hashed_settings(cfg) -> dict[str, Any]:

@@ -7,6 +7,11 @@ log. `open_run` is the one gate: it refuses to write into a folder robustft did 
 verb's run, continues (`resume`) only with the same settings and inputs and names what changed, reuses a finished
 run of the same config (resume or not), deletes (`overwrite`) only a robustft run of the same verb, and locks the
 folder so that two processes never write into it together.
+
+Sharded runs (`--shard i/n`, or automatically under torchrun: RANK/WORLD_SIZE) share one run folder: its config.json
+is the one a single process writes, and each shard writes its own shard-suffixed files (`examples.shard-0-of-4.jsonl`,
+`metrics.shard-0-of-4.json`, its log), holds its own lock and resumes alone. When the last shard finishes (or on
+`robustft merge RUN_DIR`), `merge_shards` writes `examples.jsonl` and `metrics.json` exactly as one process would.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ import os
 import shutil
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robustft import runtime
 from robustft.atomic import atomic_write_json, atomic_write_text, recover_folder
-from robustft.config import config_hash, hashed_settings
+from robustft.config import config_hash, hashed_settings, parse_shard
 from robustft.errors import ConfigError
 from robustft.version import __version__
 
@@ -33,6 +40,7 @@ log = logging.getLogger("robustft.runs")
 
 MARK = "robustft_run"
 CONFIG, METRICS, EXAMPLES, LOCK = "config.json", "metrics.json", "examples.jsonl", ".lock"
+SHARDS_LOCK = ".lock.shards"  # held briefly while a shard writes config.json or merges
 
 
 def code_version() -> dict:
@@ -67,8 +75,12 @@ def read_description(path: Path) -> dict | None:
 
 
 def read_metrics(path: Path) -> dict | None:
+    return read_json(Path(path) / METRICS)
+
+
+def read_json(path: Path) -> dict | None:
     try:
-        return json.loads((Path(path) / METRICS).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError, UnicodeDecodeError):
         return None
 
@@ -87,32 +99,40 @@ class Run:
     description: dict
     finished: bool = False  # a finished run of the same config was found: nothing to compute
     _lock: Any = field(default=None, repr=False)
+    shard: tuple[int, int] | None = None  # (i, n): this process writes shard i's files of n
+    merged: bool = False  # a sharded run whose shards are already merged: `metrics()` is the whole run's
 
     @property
     def config(self) -> dict:
         return self.description["config"]
 
+    def file(self, name: str) -> Path:
+        """`name` in the run folder, shard-suffixed for a shard (examples.jsonl -> examples.shard-0-of-2.jsonl)."""
+        return self.path / shard_file(name, None if self.merged else self.shard)
+
     def records(self) -> list[dict]:
-        return load_records(self.path / EXAMPLES)
+        return load_records(self.file(EXAMPLES))
 
     def append(self, record: dict) -> None:
         """Append one per-example record and make it durable before returning."""
-        with open(self.path / EXAMPLES, "a", encoding="utf-8") as f:
+        with open(self.file(EXAMPLES), "a", encoding="utf-8") as f:
             f.write(json.dumps(record, sort_keys=True, default=str) + "\n")
             f.flush()
             os.fsync(f.fileno())
 
     def write_records(self, records: list[dict]) -> None:
-        atomic_write_text(self.path / EXAMPLES,
+        atomic_write_text(self.file(EXAMPLES),
                           "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in records))
 
     def write_metrics(self, metrics: dict, complete: bool = True) -> dict:
         metrics = {**metrics, "complete": complete}
-        atomic_write_json(self.path / METRICS, metrics)
+        if self.shard is not None and not self.merged:
+            metrics = {**metrics, "shard": f"{self.shard[0]}/{self.shard[1]}", "hash": self.description["hash"]}
+        atomic_write_json(self.file(METRICS), metrics)
         return metrics
 
     def metrics(self) -> dict | None:
-        return read_metrics(self.path)
+        return read_json(self.file(METRICS))
 
     def close(self) -> None:
         if self._lock is not None:
@@ -146,8 +166,11 @@ def run_hash(cfg, inputs: dict[str, str]) -> str:
 
 
 def open_run(path: str | Path, cfg, inputs: dict[str, str], *, resume: bool = False, overwrite: bool = False,
-             extra: dict | None = None) -> Run:
-    """Create, continue, reuse or (with `overwrite`) restart the run folder of `cfg`; see the module docstring."""
+             extra: dict | None = None, shard: tuple[int, int] | None = None) -> Run:
+    """Create, continue, reuse or (with `overwrite`) restart the run folder of `cfg`; see the module docstring.
+    With `shard` (i, n), open shard i's part of the shared run folder instead (`open_shard`)."""
+    if shard is not None:
+        return open_shard(path, cfg, inputs, shard, resume=resume, overwrite=overwrite, extra=extra)
     path = Path(path)
     description = describe(cfg, inputs, extra)
     saved = read_description(path) if path.exists() else None
@@ -183,7 +206,7 @@ def open_run(path: str | Path, cfg, inputs: dict[str, str], *, resume: bool = Fa
 def differences(saved: dict, new: dict) -> str:
     """'settings changed: a, b; inputs changed: f' between two descriptions."""
     old_cfg, new_cfg = saved.get("config", {}), new.get("config", {})
-    settings = sorted(k for k in set(old_cfg) | set(new_cfg) if old_cfg.get(k) != new_cfg.get(k))
+    settings = sorted(k for k in set(old_cfg) | set(new_cfg) if old_cfg.get(k) != new_cfg.get(k) and k != "shard")
     old_in, new_in = saved.get("inputs", {}), new.get("inputs", {})
     files = sorted(k for k in set(old_in) | set(new_in) if old_in.get(k) != new_in.get(k))
     parts = ([f"settings changed: {', '.join(settings)}"] if settings else []) + (
@@ -191,8 +214,8 @@ def differences(saved: dict, new: dict) -> str:
     return "; ".join(parts) or "its hash differs (written by another robustft version)"
 
 
-def _lock(path: Path):
-    handle = open(path / LOCK, "a+", encoding="utf-8")
+def _lock(path: Path, name: str = LOCK):
+    handle = open(path / name, "a+", encoding="utf-8")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -206,6 +229,148 @@ def _lock(path: Path):
     handle.write(str(os.getpid()))
     handle.flush()
     return handle
+
+
+def shard_of(cfg) -> tuple[int, int] | None:
+    """The shard this process runs: `cfg.shard` (i/n), else (RANK, WORLD_SIZE) under a launcher, else None."""
+    if getattr(cfg, "shard", None):
+        return parse_shard(cfg.shard)
+    world = runtime.world()
+    return (world.rank, world.size) if world.distributed else None
+
+
+def shard_indices(count: int, shard: tuple[int, int] | None) -> list[int]:
+    """The positions 0..count-1 that shard (i, n) takes: every n-th from i, so long and short items spread evenly."""
+    return list(range(count)) if shard is None else list(range(shard[0], count, shard[1]))
+
+
+def shard_file(name: str, shard: tuple[int, int] | None) -> str:
+    if shard is None:
+        return name
+    stem, dot, suffix = name.partition(".")
+    return f"{stem}.shard-{shard[0]}-of-{shard[1]}{dot}{suffix}"
+
+
+@contextmanager
+def hold(path: Path):
+    """A blocking lock on `path` (short critical sections shared by the shards of a run)."""
+    with open(path, "a+", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _shard_files(path: Path, shard: tuple[int, int]) -> list[Path]:
+    tag = f".shard-{shard[0]}-of-{shard[1]}."
+    return [p for p in path.iterdir() if tag in p.name and not p.name.startswith(".lock")]
+
+
+def open_shard(path: str | Path, cfg, inputs: dict[str, str], shard: tuple[int, int], *, resume: bool = False,
+               overwrite: bool = False, extra: dict | None = None) -> Run:
+    """Shard i of n of the run of `cfg` in `path`. config.json is written once, as one process writes it (`shard` is
+    not a setting); a finished merged run is reused; a shard continues only its own files (`resume`), and
+    `overwrite` restarts only this shard (and the merged outputs); other shards' stale files are refused at merge."""
+    path = Path(path)
+    description = describe(dataclasses.replace(cfg, shard=None), inputs, extra)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"output_dir: {path} is a file, not a folder")
+    path.mkdir(parents=True, exist_ok=True)
+    with hold(path / SHARDS_LOCK):
+        saved = read_description(path)
+        if saved is None and any(not p.name.startswith(".lock") for p in path.iterdir()):
+            raise ConfigError(f"output_dir: {path} is not empty and is not a robustft run folder: refusing to write "
+                              f"into it; choose another folder")
+        if saved is not None and saved.get("verb") != cfg.verb:
+            raise ConfigError(f"output_dir: {path} holds a robustft {saved.get('verb')} run, not a {cfg.verb} run: "
+                              f"refusing to write into it; choose another folder")
+        same = saved is not None and saved.get("hash") == description["hash"]
+        if same and is_finished(path) and not overwrite:
+            return Run(path, cfg.verb, saved, finished=True, shard=shard, merged=True)
+        if saved is not None and not same and not overwrite:
+            raise ConfigError(f"output_dir: {path} holds a run with other settings ({differences(saved, description)});"
+                              f" pass --overwrite to restart this shard, or choose another folder")
+        if overwrite:
+            for stale in [path / METRICS, path / EXAMPLES, *_shard_files(path, shard)]:
+                stale.unlink(missing_ok=True)
+        if same:
+            description = {**saved, "versions": description["versions"]}
+        else:
+            atomic_write_json(path / CONFIG, description)
+    lock = _lock(path, f"{LOCK}.shard-{shard[0]}-of-{shard[1]}")
+    run = Run(path, cfg.verb, description, _lock=lock, shard=shard)
+    mine = run.metrics()
+    if mine is not None and mine.get("hash") != description["hash"]:
+        run.close()
+        raise ConfigError(f"{run.file(METRICS)} was written with other settings; pass --overwrite to redo this shard")
+    if mine is not None and mine.get("complete"):
+        run.finished = True
+    elif (mine is not None or run.file(EXAMPLES).exists()) and not resume:
+        run.close()
+        raise ConfigError(f"output_dir: {path} already holds an unfinished shard {shard[0]}/{shard[1]}; pass --resume "
+                          f"to continue it, --overwrite to start it again, or choose another folder")
+    return run
+
+
+def merge_shards(path: str | Path, summarize, extra_outputs=None, strict: bool = False) -> dict | None:
+    """Write `examples.jsonl` and `metrics.json` of a sharded run from its shards' files, exactly as one process
+    writes them, once every shard of some count n is finished with the run's hash; None (and a log line naming the
+    missing shards) otherwise. `summarize(records, shard_metrics)` gives the verb's metrics; `extra_outputs(path,
+    records)` writes anything else the verb has (the attack CSV). `strict`: raise, naming them, instead."""
+    path = Path(path)
+    with hold(path / SHARDS_LOCK):
+        saved = read_description(path)
+        if saved is None:
+            raise ConfigError(f"merge: {path} is not a robustft run folder")
+        if is_finished(path):
+            return read_metrics(path)
+        groups: dict[int, dict[int, dict]] = {}
+        for file in path.glob("metrics.shard-*-of-*.json"):
+            i, n = (int(x) for x in file.name.split(".")[1].removeprefix("shard-").split("-of-"))
+            groups.setdefault(n, {})[i] = read_json(file) or {}
+        if not groups:
+            raise ConfigError(f"merge: {path} has no shard files (metrics.shard-I-of-N.json)")
+        missing = {}
+        for n, shards in sorted(groups.items()):
+            todo = [f"{i}/{n}" for i in range(n) if not (shards.get(i, {}).get("complete")
+                                                          and shards[i].get("hash") == saved["hash"])]
+            if todo:
+                missing[n] = todo
+                continue
+            records = []
+            for i in range(n):
+                records += load_records(path / shard_file(EXAMPLES, (i, n)))
+            records.sort(key=lambda r: r.get("index", 0))
+            merged = Run(path, saved["verb"], saved, merged=True)
+            merged.write_records(records)
+            if extra_outputs is not None:
+                extra_outputs(path, records)
+            atomic_write_json(path / CONFIG, {**saved, "shards": {"n": n, "merged": _now()}})
+            return merged.write_metrics(summarize(records, [shards[i] for i in range(n)]))
+        names = "; ".join(", ".join(todo) for todo in missing.values())
+        if strict:
+            raise ConfigError(f"merge: {path}: these shards are missing, unfinished or were run with other settings: "
+                              f"{names}; run them (--shard I/N --resume, or --overwrite) and merge again")
+        log.info("%s: not merged yet; waiting for shards %s", path, names)
+        return None
+
+
+def finish_shard(path: str | Path, merge, cfg, poll_s: float = 2.0) -> dict | None:
+    """After a shard is done: `merge(path)` if it was the last one. Under a launcher (no --shard), rank 0 then waits
+    until the last shard has merged, so that it reports the whole run (if another rank fails, the launcher ends it)."""
+    import time
+
+    merged = merge(path)
+    if merged is None and getattr(cfg, "shard", None) is None and runtime.world().main:
+        while not is_finished(path):
+            time.sleep(poll_s)
+        merged = read_metrics(path)
+    return merged
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def delete_run(path: Path, verb: str) -> None:

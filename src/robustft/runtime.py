@@ -1,14 +1,19 @@
-"""Device, precision, CPU threads and moving batches: the one place every model call asks.
+"""Device, precision, CPU threads, moving batches and this process's place among several: the one place every
+model call asks.
 
 Every verb (train, eval, attack, probe, bench) and every model wrapper (victim, masked LM, sentence
 encoder, white-box attack) takes its device from `pick_device`, its autocast from `autocast`, and moves
 inputs with `to_device(batch, model_device(model))`, so an input can never be on another device than
-the model that reads it.
+the model that reads it. `world()` reads the launcher's environment (torchrun, accelerate launch), as
+nanoGPT does: no flag switches multi-process runs on.
 """
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+import contextvars
+import os
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -21,17 +26,75 @@ PRECISION_HELP = "auto (bf16 where the device supports it, else fp16 on cuda, el
 
 
 def pick_device(name: str | torch.device | None = "auto") -> torch.device:
+    """The device of `name`; 'auto' and a bare 'cuda' mean this process's GPU (cuda:LOCAL_RANK under a launcher)."""
     if isinstance(name, torch.device):
         return name
     if name in (None, "", "auto"):
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        name = "cuda" if torch.cuda.is_available() else "cpu"
     try:
         device = torch.device(name)
     except RuntimeError:
         raise ConfigError(f"device: unknown device '{name}'; use {DEVICE_HELP}") from None
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(f"device: '{name}' asked for, but CUDA is not available on this machine")
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", local_rank() % torch.cuda.device_count())
     return device
+
+
+@dataclass(frozen=True)
+class World:
+    """This process among the processes of one launch: rank 0 of 1 when no launcher started it."""
+
+    rank: int = 0
+    size: int = 1
+    local_rank: int = 0
+
+    @property
+    def distributed(self) -> bool:
+        return self.size > 1
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+
+_ALONE = contextvars.ContextVar("robustft_alone", default=False)
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    try:
+        return default if value in (None, "") else int(value)
+    except ValueError:
+        raise ConfigError(f"environment: {name}={value!r} is not an integer (set by torchrun / accelerate)") from None
+
+
+def local_rank() -> int:
+    """The launcher's LOCAL_RANK (the GPU of this process on its node), 0 without a launcher."""
+    return _env_int("LOCAL_RANK", 0)
+
+
+def world() -> World:
+    """RANK / WORLD_SIZE / LOCAL_RANK as torchrun and `accelerate launch` set them (one process when unset, or
+    inside `alone()`)."""
+    if _ALONE.get():
+        return World()
+    size, rank = _env_int("WORLD_SIZE", 1), _env_int("RANK", 0)
+    if size < 1 or not 0 <= rank < size:
+        raise ConfigError(f"environment: RANK={rank} is not within WORLD_SIZE={size}")
+    return World(rank, size, local_rank())
+
+
+@contextmanager
+def alone():
+    """Inside, `world()` is one process even under a launcher: a bench gives whole jobs to ranks, and each job then
+    runs as one process (on this rank's GPU: `pick_device` still reads LOCAL_RANK)."""
+    token = _ALONE.set(True)
+    try:
+        yield
+    finally:
+        _ALONE.reset(token)
 
 
 def resolve_precision(precision: str, device: torch.device) -> str:
@@ -45,6 +108,13 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     if device.type == "cpu":
         return "bf16"  # measured faster than fp32 for MiniLM forwards here (benchmarks/results)
     return "fp32"
+
+
+def launcher_precision(precision: str) -> str:
+    """'auto' follows `accelerate launch --mixed_precision bf16|fp16` (ACCELERATE_MIXED_PRECISION) when one was
+    given; an explicit precision always wins, and accelerate's default 'no' leaves 'auto' as it is."""
+    chosen = os.environ.get("ACCELERATE_MIXED_PRECISION", "")
+    return chosen if precision == "auto" and chosen in ("bf16", "fp16") else precision
 
 
 def autocast(device: torch.device, precision: str):

@@ -1,6 +1,10 @@
 """`robustft attack` / `robustft.attack(cfg)`: attack a classifier with a recipe on a seeded sample of a task split,
 streaming per-example records into a run folder. A model from a training run inherits that run's max_length and
-precision unless overridden; what was inherited is recorded in config.json."""
+precision unless overridden; what was inherited is recorded in config.json.
+
+Under torchrun (or with `--shard i/n`) each process attacks every n-th example from i into its own shard files of
+the same run folder; the last shard to finish merges them (`merge`), and the merged folder is what one process
+writes."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from pathlib import Path
 from robustft import resources, runs, runtime
 from robustft.attacks.recipes import build_attack, protocol_keeps
 from robustft.attacks.results import format_summary
-from robustft.attacks.runner import run_attack
+from robustft.attacks.runner import merged_csv, merged_summary, run_attack
 from robustft.attacks.victim import Victim
 from robustft.config import AttackConfig, config_hash
 from robustft.data.digests import data_digests, model_digests
@@ -66,17 +70,29 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
              "recipe": cfg.recipe, "examples": [e.id for e in examples],
              "mlm": getattr(mlm[0], "mlm_source", cfg.mlm) if mlm else None, "labels_note": labels_note,
              "precision_used": runtime.resolve_precision(cfg.precision, device)}
-    with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra) as run:
-        if run.finished:
+    shard = runs.shard_of(cfg)
+    with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra, shard=shard) as run:
+        if run.finished and (shard is None or run.merged):
             return run.metrics()
-        runs.attach_log(run.path, "attack.log")
-        try:
-            records, summary = run_attack(built, examples, run, seed=cfg.seed, progress=cfg.progress,
-                                          first=cfg.first)
-        finally:
-            runs.detach_log()
-    log.info("%s\nrun folder: %s", format_summary(summary), out)
+        if run.finished:  # this shard is done; the others may not be
+            records, summary = [], run.metrics()
+        else:
+            runs.attach_log(run.path, run.file("attack.log").name)
+            try:
+                records, summary = run_attack(built, examples, run, seed=cfg.seed, progress=cfg.progress,
+                                              first=cfg.first)
+            finally:
+                runs.detach_log()
+    part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
+    log.info("%s\nrun folder: %s%s", format_summary(summary), out, part)
     if records and summary["num_errors"] == len(records):
         raise AllExamplesErrored(f"all {len(records)} examples ended in errors (see {out}/attack.log); no "
                                  f"number was produced")
+    if shard is not None and summary["complete"]:
+        return runs.finish_shard(out, merge, cfg) or summary
     return summary
+
+
+def merge(path, strict: bool = False) -> dict | None:
+    """Merge the shards of the attack run in `path` once all are finished (None until then)."""
+    return runs.merge_shards(path, merged_summary, merged_csv, strict=strict)

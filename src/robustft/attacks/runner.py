@@ -1,6 +1,7 @@
 """Stream an attack through its run folder: one JSONL line per example, appended and fsync'd as it finishes, so a
 crash loses nothing; `resume` keeps the finished records and attacks the rest (errored examples again). Per-example
-seeds depend only on (seed, index), so a resumed run gives the same records as an uninterrupted one.
+seeds depend only on (seed, index), so a resumed run gives the same records as an uninterrupted one, and a shard
+(every n-th example from i) gives the same records as one process.
 """
 
 from __future__ import annotations
@@ -31,28 +32,43 @@ def finish(run: runs.Run, records: list[AttackRecord], total: int, seconds: floa
     records = sorted(records, key=lambda r: r.index)
     summary = summarize(records)
     summary["wall_seconds_this_session"] = round(seconds, 2)
-    write_csv(records, run.path / CSV)
+    if run.shard is None:  # a shard's CSV is written by the merge, for the whole run
+        write_csv(records, run.path / CSV)
     done = {r.index for r in records if r.result != ERROR}
     return run.write_metrics(summary, complete=len(done) == total)
 
 
+def merged_summary(records: list[dict], shard_metrics: list[dict]) -> dict:
+    """metrics.json of a merged sharded attack: the summary one process gives (its wall time: the slowest shard)."""
+    summary = summarize(sorted(map(AttackRecord.from_dict, records), key=lambda r: r.index))
+    summary["wall_seconds_this_session"] = max(m.get("wall_seconds_this_session", 0.0) for m in shard_metrics)
+    return summary
+
+
+def merged_csv(path, records: list[dict]) -> None:
+    write_csv(sorted(map(AttackRecord.from_dict, records), key=lambda r: r.index), path / CSV)
+
+
 def run_attack(attack, examples: list[Example], run: runs.Run, seed: int = 0, progress: bool = True,
                first: int | None = None) -> tuple[list[AttackRecord], dict]:
-    """Attack every example not yet in the run folder, appending each record as it finishes.
+    """Attack every example of this run (of its shard: `run.shard`) not yet in the run folder, appending each record
+    as it finishes.
 
     `first` stops after the first `first` examples of the sample (a later resume does the rest); metrics.json then
     covers the records done so far and says `complete: false`.
     """
     records = [r for r in map(AttackRecord.from_dict, run.records()) if r.result != ERROR]  # errors are retried
     finished = {r.index for r in records}
+    mine = runs.shard_indices(len(examples), run.shard)
     stop = len(examples) if first is None else min(first, len(examples))
-    todo = [(i, e) for i, e in enumerate(examples[:stop]) if i not in finished]
+    todo = [(i, examples[i]) for i in mine if i < stop and i not in finished]
     start = time.perf_counter()
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=stop, initial=len(finished & set(range(stop))), desc=run.config.get("recipe", "attack"),
+        wanted = [i for i in mine if i < stop]
+        bar = tqdm(total=len(wanted), initial=len(finished & set(wanted)), desc=run.config.get("recipe", "attack"),
                    unit="ex", dynamic_ncols=True)
     for index, example in todo:
         try:
@@ -71,5 +87,5 @@ def run_attack(attack, examples: list[Example], run: runs.Run, seed: int = 0, pr
             bar.set_postfix(_postfix(records), refresh=False)
     if bar is not None:
         bar.close()
-    summary = finish(run, records, len(examples), time.perf_counter() - start)
+    summary = finish(run, records, len(mine), time.perf_counter() - start)
     return sorted(records, key=lambda r: r.index), summary

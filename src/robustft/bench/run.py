@@ -2,17 +2,21 @@
 resuming interrupted ones, then build the report from the run folders alone.
 
 Jobs can be filtered (`only`, a glob on job ids) and run one at a time, so a bench spreads over sessions,
-processes or machines; every job is its own locked run folder."""
+processes or machines; every job is its own locked run folder. `--shard i/n` (automatic under torchrun) gives a
+process every n-th cell from i, each cell with its evaluations and attacks (they need its model); every job then
+runs as one process, on this rank's GPU. The bench's metrics.json lists every job's status; the report is built
+once every job is done."""
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import logging
 import time
 
 from tqdm.auto import tqdm
 
-from robustft import runs
+from robustft import runs, runtime
 from robustft.atomic import atomic_write_json
 from robustft.attacks.run import attack
 from robustft.bench.estimate import job_seconds
@@ -42,6 +46,15 @@ def select(jobs: list[Job], only: str | None) -> list[Job]:
     return chosen
 
 
+def shard_jobs(jobs: list[Job], shard: tuple[int, int] | None) -> list[Job]:
+    """The jobs of the cells i, i+n, ... (in the bench's order) for shard (i, n), each cell with all its jobs."""
+    if shard is None:
+        return jobs
+    cells = list(dict.fromkeys(j.cell for j in jobs))
+    mine = {cells[k] for k in runs.shard_indices(len(cells), shard)}
+    return [j for j in jobs if j.cell in mine]
+
+
 def describe_jobs(jobs: list[Job]) -> str:
     lines = [f"{'status':<8} {'~minutes':>8}  job"]
     for job in jobs:
@@ -56,10 +69,11 @@ def record_bench(cfg: BenchConfig, folder) -> None:
     saved = runs.read_description(folder)
     if saved is not None and saved.get("verb") != "bench":
         raise ConfigError(f"output_dir: {folder} holds a robustft {saved.get('verb')} run, not a bench")
-    if folder.exists() and saved is None and any(folder.iterdir()):
+    if folder.exists() and saved is None and any(not p.name.startswith(".lock") for p in folder.iterdir()):
         raise ConfigError(f"output_dir: {folder} is not empty and is not a robustft bench folder")
     folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(folder / runs.CONFIG, runs.describe(cfg, {}))
+    with runs.hold(folder / runs.SHARDS_LOCK):  # shards of one bench write it at once
+        atomic_write_json(folder / runs.CONFIG, runs.describe(dataclasses.replace(cfg, shard=None), {}))
 
 
 def bench(cfg: BenchConfig, only: str | None = None, list_only: bool = False, resume: bool = True,
@@ -69,15 +83,18 @@ def bench(cfg: BenchConfig, only: str | None = None, list_only: bool = False, re
     cfg = cfg.validate()
     jobs = expand(cfg)
     folder = bench_dir(cfg)
-    chosen = select(jobs, only)
+    shard = runs.shard_of(cfg)
+    chosen = shard_jobs(select(jobs, only), shard)
     if list_only:
         print(describe_jobs(chosen))
         return {"jobs": {j.id: status(j) for j in chosen}}
     record_bench(cfg, folder)
     todo = [j for j in chosen if status(j) != "done"]
     expected = sum(job_seconds(j) for j in todo)
-    print(f"bench {cfg.name}: {len(chosen)} jobs, {len(chosen) - len(todo)} already done; expected wall time "
-          f"about {expected / 60:.0f} min on 2 CPU cores with MiniLM (an estimate from benchmarks/results)")
+    part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
+    if runtime.world().main or shard is None or cfg.shard:
+        print(f"bench {cfg.name}{part}: {len(chosen)} jobs, {len(chosen) - len(todo)} already done; expected wall "
+              f"time about {expected / 60:.0f} min on 2 CPU cores with MiniLM (an estimate from benchmarks/results)")
     started, failed = time.perf_counter(), {}
     bar = tqdm(total=len(chosen), initial=len(chosen) - len(todo), desc=f"bench {cfg.name}", unit="job",
                disable=not cfg.progress, position=0)
@@ -88,7 +105,8 @@ def bench(cfg: BenchConfig, only: str | None = None, list_only: bool = False, re
             continue
         bar.set_postfix_str(job.id, refresh=True)
         try:
-            RUNNERS[job.kind](job.config, resume=not overwrite, overwrite=overwrite)
+            with runtime.alone():  # a job is one process, even when the bench runs under torchrun
+                RUNNERS[job.kind](job.config, resume=not overwrite, overwrite=overwrite)
         except RobustftError as exc:
             failed[job.id] = str(exc)
             log.error("bench job %s failed: %s", job.id, exc)
@@ -96,8 +114,13 @@ def bench(cfg: BenchConfig, only: str | None = None, list_only: bool = False, re
     bar.close()
     result = {"jobs": {j.id: ("failed: " + failed[j.id]) if j.id in failed else status(j) for j in chosen},
               "wall_s": round(time.perf_counter() - started, 1), "expected_s": round(expected, 1),
-              "folders": [str(j.folder) for j in jobs if runs.is_finished(j.folder)], "baseline": cfg.baseline}
-    atomic_write_json(folder / runs.METRICS, {**result, "complete": all(status(j) == "done" for j in jobs)})
+              "folders": [str(j.folder) for j in jobs if runs.is_finished(j.folder)], "baseline": cfg.baseline,
+              "complete": all(status(j) == "done" for j in jobs)}
+    if shard is not None:
+        result["shard"] = f"{shard[0]}/{shard[1]}"
+    with runs.hold(folder / runs.SHARDS_LOCK):
+        statuses = {j.id: status(j) for j in jobs} | {k: v for k, v in result["jobs"].items() if k in failed}
+        atomic_write_json(folder / runs.METRICS, {**result, "jobs": statuses})
     if failed:
         raise BenchJobsFailed(f"{len(failed)} of {len(chosen)} jobs failed: " + "; ".join(
             f"{k}: {v}" for k, v in list(failed.items())[:3]) + (" ..." if len(failed) > 3 else ""))

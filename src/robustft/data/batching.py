@@ -121,3 +121,18 @@ def eval_batches(items: list[Encoded], batch_size: int) -> list[list[int]]:
     """Evaluation order: by length, so padding is minimal; results are put back in input order."""
     order = sorted(range(len(items)), key=lambda i: len(items[i].input_ids))
     return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def rank_slice(batch: list[int], rank: int, size: int) -> tuple[list[int], float]:
+    """This process's part of a global batch under multi-process training, and its loss weight.
+
+    Every `size`-th example from `rank`: a class-balanced batch stays balanced on every rank and a length-grouped one
+    keeps its lengths, so the global batch (and the epoch's order) is the single-process batch. The weight
+    `len(part) * size / len(batch)` makes the ranks' weighted mean losses, averaged by the gradient sync, the mean
+    over the global batch. A rank left without an example (a last batch smaller than the world) takes the first one
+    with weight 0, so it still joins the sync.
+    """
+    part = batch[rank::size]
+    if not part:
+        return batch[:1], 0.0
+    return part, len(part) * size / len(batch)

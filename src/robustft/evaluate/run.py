@@ -1,16 +1,20 @@
 """`robustft eval` / `robustft.evaluate(cfg)`: per-example predictions and accuracy of a model on a task split,
-as a run folder. A model from a training run inherits that run's max_length and precision unless overridden."""
+as a run folder. A model from a training run inherits that run's max_length and precision unless overridden.
+
+Under torchrun (or with `--shard i/n`) each process scores every n-th prediction batch from i (the batches one
+process would form, so each probability is computed exactly as one process computes it) into its own shard files;
+the last shard to finish merges them (`merge`) into what one process writes."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from pathlib import Path
-
-import torch
 
 from robustft import runs, runtime
 from robustft.config import EvalConfig
+from robustft.data.batching import encode, eval_batches
 from robustft.data.digests import data_digests, model_digests
 from robustft.data.tasks import get_task, load_examples
 from robustft.evaluate.stats import accuracy_with_interval, majority_baseline
@@ -18,6 +22,9 @@ from robustft.models.factory import load_classifier
 from robustft.models.predict import check_labels, class_probs
 
 log = logging.getLogger("robustft.evaluate")
+
+# what metrics.json says ran
+SETTING_KEYS = ("model", "task", "split", "max_length", "precision", "device", "labels_note")
 
 
 def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> dict:
@@ -31,30 +38,58 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
     examples = load_examples(cfg.task, cfg.split, n=cfg.n, seed=cfg.seed)
     inputs = {**data_digests(cfg.task, [cfg.split]), **model_digests(resolved.model)}
     extra = {"model_run": runs.model_run_record(resolved), "inherited": inherited}
-    with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra) as run:
-        if run.finished:
+    shard = runs.shard_of(cfg)
+    with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra, shard=shard) as run:
+        if run.finished and (shard is None or run.merged):
             return run.metrics()
+        if run.finished:  # this shard is done; the others may not be
+            return runs.finish_shard(out, merge, cfg) or run.metrics()
         runtime.set_threads(cfg.threads)
         device = runtime.pick_device(cfg.device)
         model, tokenizer = load_classifier(resolved.model)
         labels_note = check_labels(model, task)
         model.to(device)
-        probs = class_probs(model, tokenizer, examples, max_length=cfg.max_length, batch_size=cfg.batch_size,
-                            precision=cfg.precision, progress=cfg.progress)
-        labels = torch.tensor([e.label for e in examples])
-        predictions = probs.argmax(-1)
-        correct = (predictions == labels).tolist()
-        run.write_records([
-            {"index": i, "id": e.id, "label": e.label, "prediction": int(predictions[i]), "correct": correct[i],
-             "probs": [round(p, 6) for p in probs[i].tolist()]}
-            for i, e in enumerate(examples)])
-        loss = torch.nn.functional.nll_loss(torch.log(probs.clamp_min(1e-12)), labels).item()
-        metrics = {"model": resolved.model, "task": cfg.task, "split": cfg.split, "n": len(examples),
-                   "accuracy": sum(correct) / len(correct),
-                   "accuracy_ci95": accuracy_with_interval(correct)["ci95"],
-                   "loss": loss, "majority_accuracy": majority_baseline([e.label for e in examples])["accuracy"],
-                   "max_length": cfg.max_length, "precision": runtime.resolve_precision(cfg.precision, device),
-                   "device": str(device), "labels_note": labels_note}
-        log.info("%s/%s: accuracy %.4f on %d examples; run folder %s", cfg.task, cfg.split, metrics["accuracy"],
-                 len(examples), out)
-        return run.write_metrics(metrics)
+        mine = shard_positions(tokenizer, examples, cfg, shard)
+        probs = class_probs(model, tokenizer, [examples[i] for i in mine], max_length=cfg.max_length,
+                            batch_size=cfg.batch_size, precision=cfg.precision, progress=cfg.progress) if mine else []
+        predictions = probs.argmax(-1).tolist() if mine else []
+        records = [{"index": i, "id": examples[i].id, "label": examples[i].label, "prediction": predictions[row],
+                    "correct": predictions[row] == examples[i].label,
+                    "probs": [round(p, 6) for p in probs[row].tolist()]} for row, i in enumerate(mine)]
+        run.write_records(sorted(records, key=lambda r: r["index"]))
+        setting = {"model": resolved.model, "task": cfg.task, "split": cfg.split, "max_length": cfg.max_length,
+                   "precision": runtime.resolve_precision(cfg.precision, device), "device": str(device),
+                   "labels_note": labels_note}
+        metrics = run.write_metrics(summarize(records, [setting]))
+    if shard is not None:
+        log.info("%s/%s: shard %d/%d scored %d examples; run folder %s", cfg.task, cfg.split, *shard, len(mine), out)
+        return runs.finish_shard(out, merge, cfg) or metrics
+    log.info("%s/%s: accuracy %.4f on %d examples; run folder %s", cfg.task, cfg.split, metrics["accuracy"],
+             len(examples), out)
+    return metrics
+
+
+def shard_positions(tokenizer, examples, cfg: EvalConfig, shard: tuple[int, int] | None) -> list[int]:
+    """The examples of shard (i, n): the whole prediction batches i, i+n, ... of one process's batching, so a
+    shard pads and computes each example exactly as one process does."""
+    if shard is None:
+        return list(range(len(examples)))
+    batches = eval_batches(encode(tokenizer, examples, cfg.max_length), cfg.batch_size)
+    return sorted(i for b in runs.shard_indices(len(batches), shard) for i in batches[b])
+
+
+def summarize(records: list[dict], settings: list[dict]) -> dict:
+    """metrics.json from the per-example records (one process and a merge of shards compute the same numbers)."""
+    records = sorted(records, key=lambda r: r["index"])
+    correct = [bool(r["correct"]) for r in records]
+    loss = -sum(math.log(max(r["probs"][r["label"]], 1e-12)) for r in records) / max(len(records), 1)
+    setting = {k: settings[0][k] for k in SETTING_KEYS}
+    return {**setting, "n": len(records), "accuracy": sum(correct) / max(len(correct), 1),
+            "accuracy_ci95": accuracy_with_interval(correct)["ci95"], "loss": loss,
+            "majority_accuracy": majority_baseline([r["label"] for r in records])["accuracy"]}
+
+
+def merge(path, strict: bool = False) -> dict | None:
+    """Merge the shards of the evaluation run in `path` once all are finished (None until then)."""
+    return runs.merge_shards(path, summarize, strict=strict)
+

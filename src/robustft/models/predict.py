@@ -37,10 +37,14 @@ def class_probs(model, tokenizer, examples: list[Example], max_length: int = 128
 
 def accuracy(model, tokenizer, examples: list[Example], **kwargs) -> dict[str, float]:
     """Accuracy and mean cross-entropy of `examples` (kwargs as `class_probs`)."""
-    probs = class_probs(model, tokenizer, examples, **kwargs)
-    labels = torch.tensor([e.label for e in examples])
+    return accuracy_from_probs(class_probs(model, tokenizer, examples, **kwargs), [e.label for e in examples])
+
+
+def accuracy_from_probs(probs: torch.Tensor, labels: list[int]) -> dict[str, float]:
+    """Accuracy and mean cross-entropy of (n, num_labels) probabilities against their labels."""
+    labels = torch.tensor(labels)
     loss = F.nll_loss(torch.log(probs.clamp_min(1e-12)), labels).item()
-    return {"accuracy": (probs.argmax(-1) == labels).float().mean().item(), "loss": loss, "n": len(examples)}
+    return {"accuracy": (probs.argmax(-1) == labels).float().mean().item(), "loss": loss, "n": len(labels)}
 
 
 def model_label_names(config) -> list[str]:

@@ -11,6 +11,7 @@ damaged) is skipped with a warning for the one before it.
 
 Cost: one full write per checkpoint (no in-memory clone, no extra copy during the swap), plus one read
 back to hash it. How often is `CheckpointSchedule`'s job: by steps, by wall-clock time, or both.
+A multi-process run saves every rank's RNG state (dropout differs per rank), so each rank resumes exactly.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ class CheckpointSchedule:
 
 
 # --- optimizer state as tensors + JSON -----------------------------------------------------------
+
+log = logging.getLogger("robustft.train")
 
 
 def _optimizer_tensors(optimizer) -> tuple[dict[str, torch.Tensor], dict]:
@@ -168,11 +171,13 @@ def save_checkpoint(
     scheduler,
     loop_state: dict,
     keep: int = DEFAULT_KEEP,
+    rng_states: list[dict] | None = None,
 ) -> Path:
     """Write a new complete checkpoint under `folder`, then drop all but the newest `keep`; returns it.
 
     A failure to write (disk full, read-only folder) raises WriteError naming the path; the previous
-    checkpoints are untouched and the partial one is removed.
+    checkpoints are untouched and the partial one is removed. `rng_states`: every rank's `rng_state()` in rank
+    order (default: this process's alone).
     """
     if keep < 1:
         raise ValueError(f"keep must be >= 1, got {keep}")
@@ -184,7 +189,7 @@ def save_checkpoint(
     try:
         with os_errors(tmp, "write checkpoint"):
             tmp.mkdir()
-            _write_files(tmp, modules, optimizer, scheduler, loop_state)
+            _write_files(tmp, modules, optimizer, scheduler, loop_state, rng_states or [rng_state()])
             fsync_path(tmp)
             tmp.rename(final)
             fsync_path(folder)
@@ -208,25 +213,52 @@ def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return out
 
 
-def _write_files(tmp: Path, modules, optimizer, scheduler, loop_state: dict) -> None:
+def rng_state() -> dict:
+    """This process's random state: torch (CPU, and CUDA where there is one), Python and numpy."""
+    py_state, np_state = random.getstate(), np.random.get_state()
+    state = {"torch": torch.get_rng_state(), "python": [py_state[0], list(py_state[1]), py_state[2]],
+             "numpy": [np_state[0], np_state[1].tolist(), *np_state[2:]]}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state()
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state(state["cuda"])
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    np_name, np_keys, *np_rest = state["numpy"]
+    np.random.set_state((np_name, np.array(np_keys, dtype=np.uint32), *np_rest))
+
+
+def _suffix(rank: int) -> str:
+    return "" if rank == 0 else f".rank{rank}"
+
+
+def _write_files(tmp: Path, modules, optimizer, scheduler, loop_state: dict, rng_states: list[dict]) -> None:
     weights = _unshared(
         {f"{name}/{k}": v for name, module in modules.items() for k, v in module.state_dict().items()}
     )
     opt_tensors, opt_meta = _optimizer_tensors(optimizer)
-    py_state = random.getstate()
-    np_state = np.random.get_state()
     meta = {
         "format": FORMAT,
         "optimizer": opt_meta,
         "scheduler": {k: v for k, v in scheduler.state_dict().items() if k != "lr_lambdas"},
-        "python_rng": [py_state[0], list(py_state[1]), py_state[2]],
-        "numpy_rng": [np_state[0], np_state[1].tolist(), *np_state[2:]],
+        "python_rng": rng_states[0]["python"],
+        "numpy_rng": rng_states[0]["numpy"],
         "loop": loop_state,
     }
+    if len(rng_states) > 1:
+        meta["rank_rng"] = {str(r): {"python": s["python"], "numpy": s["numpy"]}
+                            for r, s in enumerate(rng_states) if r > 0}
+    rng_tensors = {f"{key}{_suffix(rank)}": state[key] for rank, state in enumerate(rng_states)
+                   for key in ("torch", "cuda") if key in state}
     try:
         save_file(weights, tmp / "weights.safetensors")
         save_file(opt_tensors, tmp / "optimizer.safetensors")
-        save_file({"torch": torch.get_rng_state()}, tmp / "rng.safetensors")
+        save_file(rng_tensors, tmp / "rng.safetensors")
     except SafetensorError as exc:  # safetensors reports its I/O errors (ENOSPC, EROFS) this way
         raise OSError(str(exc)) from None
     write_file(tmp / "state.json", (json.dumps(meta, default=str) + "\n").encode("utf-8"))
@@ -251,13 +283,14 @@ def _prune(folder: Path, keep: int) -> None:
             shutil.rmtree(legacy, ignore_errors=True)
 
 
-def _read(checkpoint: Path) -> tuple[dict, dict, dict, torch.Tensor]:
+def _read(checkpoint: Path) -> tuple[dict, dict, dict, dict[str, torch.Tensor]]:
     """Everything in a checkpoint, checked, before anything is applied to the live objects."""
     verify(checkpoint)
     try:
         weights = load_file(checkpoint / "weights.safetensors")
         opt_tensors = load_file(checkpoint / "optimizer.safetensors")
-        rng = load_file(checkpoint / "rng.safetensors")["torch"]
+        rng = load_file(checkpoint / "rng.safetensors")
+        rng["torch"]  # noqa: B018 - every checkpoint has rank 0's torch state
         meta = json.loads((checkpoint / "state.json").read_text(encoding="utf-8"))
         for key in ("optimizer", "scheduler", "python_rng", "numpy_rng", "loop"):
             meta[key]  # noqa: B018 - a KeyError here means a damaged state.json
@@ -266,7 +299,7 @@ def _read(checkpoint: Path) -> tuple[dict, dict, dict, torch.Tensor]:
     return weights, opt_tensors, meta, rng
 
 
-def load_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer, scheduler) -> dict:
+def load_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer, scheduler, rank: int = 0) -> dict:
     """Restore the newest checkpoint that loads, warning about any newer damaged one; returns the loop state.
 
     Raises CheckpointError if `folder` holds none that loads.
@@ -286,18 +319,26 @@ def load_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer
             module.load_state_dict({k[len(prefix) :]: v for k, v in weights.items() if k.startswith(prefix)})
         _load_optimizer(optimizer, opt_tensors, meta["optimizer"])
         scheduler.load_state_dict({**scheduler.state_dict(), **meta["scheduler"]})
-        torch.set_rng_state(rng)
-        version, internal, gauss = meta["python_rng"]
-        random.setstate((version, tuple(internal), gauss))
-        np_name, np_keys, *np_rest = meta["numpy_rng"]
-        np.random.set_state((np_name, np.array(np_keys, dtype=np.uint32), *np_rest))
+        restore_rng(meta, rng, rank)
         return meta["loop"]
     if problems:
         raise CheckpointError(f"no checkpoint in {folder} loads: {'; '.join(problems)}")
     raise CheckpointError(f"no complete checkpoint in {folder} (the first save was interrupted?)")
 
 
+def restore_rng(meta: dict, tensors: dict[str, torch.Tensor], rank: int) -> None:
+    saved = {"python": meta["python_rng"], "numpy": meta["numpy_rng"]} if rank == 0 else meta.get(
+        "rank_rng", {}).get(str(rank))
+    if saved is None or f"torch{_suffix(rank)}" not in tensors:
+        log.warning("the checkpoint has no random state for rank %d (saved with fewer processes): it keeps its seed, "
+                    "so dropout differs from the uninterrupted run", rank)
+        return
+    set_rng_state({**saved, **{k: tensors[f"{k}{_suffix(rank)}"] for k in ("torch", "cuda")
+                               if f"{k}{_suffix(rank)}" in tensors}})
+
+
 __all__ = [
+    "rng_state",
     "CheckpointError",
     "CheckpointSchedule",
     "WriteError",

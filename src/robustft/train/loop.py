@@ -1,6 +1,11 @@
 """The one training loop. Objectives say what the loss is; the loop owns everything else:
 devices, bf16 autocast, accumulation, clipping, schedule, dev evaluation and best-on-dev selection,
-checkpoints and exact resume, the run folder and its logs.
+checkpoints and exact resume, the run folder and its logs, and multi-process runs.
+
+Under torchrun or `accelerate launch` (RANK / WORLD_SIZE in the environment) the same loop runs DDP: every rank
+takes every n-th example of each global batch (`rank_slice`: the global batch is the single-process batch), DDP
+averages the gradients (`no_sync` while accumulating), dev batches are split across ranks and gathered, and rank 0
+alone writes the run folder, checkpoints (with every rank's RNG state), logs and trackers.
 """
 
 from __future__ import annotations
@@ -19,14 +24,14 @@ from tqdm.auto import tqdm
 from robustft import runs, runtime
 from robustft.atomic import os_errors, recover_folder, swap_folder
 from robustft.config import TrainConfig, config_hash, explicit_keys
-from robustft.data.batching import collate, encode, epoch_batches
+from robustft.data.batching import collate, encode, epoch_batches, rank_slice
 from robustft.data.digests import data_digests, model_digests
 from robustft.data.tasks import get_task, load_examples
 from robustft.errors import ConfigError, RobustftError
 from robustft.models.factory import load_classifier
 from robustft.models.model_card import write_model_card
-from robustft.models.predict import accuracy
-from robustft.train.checkpoint import CheckpointSchedule, has_checkpoint, load_checkpoint, save_checkpoint
+from robustft.train import distributed, tracking
+from robustft.train.checkpoint import CheckpointSchedule, has_checkpoint, load_checkpoint, rng_state, save_checkpoint
 from robustft.train.objectives.base import OBJECTIVES, TrainContext, build_objective
 from robustft.train.optim import build_optimizer
 from robustft.version import __version__
@@ -100,26 +105,51 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
         if wanted is not None and wanted > available:
             raise ConfigError(f"{key}: asked for {wanted} examples but {cfg.task}/{split} has only {available}")
     inputs = {**data_digests(cfg.task, [cfg.train_split, cfg.dev_split]), **model_digests(cfg.model)}
-    run = runs.open_run(run_dir_for(cfg), cfg, inputs, resume=resume, overwrite=overwrite,
-                        extra={"preset": {"method": cfg.method, "applied": preset}} if preset else None)
-    if run.finished:
-        log.info("%s already holds this finished run: reusing it", run.path)
-        return run.path
+    group = distributed.start(runtime.world(), runtime.pick_device(cfg.device))
     try:
-        return _train(cfg, run, task, train_examples, dev_examples, resume)
+        run = open_on_main(group, run_dir_for(cfg), cfg, inputs, resume=resume, overwrite=overwrite,
+                           extra={"preset": {"method": cfg.method, "applied": preset}} if preset else None)
+        if run.finished:
+            log.info("%s already holds this finished run: reusing it", run.path)
+            return run.path
+        try:
+            return _train(cfg, run, task, train_examples, dev_examples, resume, group)
+        finally:
+            run.close()
+            runs.detach_log()
     finally:
-        run.close()
-        runs.detach_log()
+        group.close()
 
 
-def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, resume: bool) -> Path:
-    run_dir = run.path
+def open_on_main(group: distributed.Solo, path: Path, cfg: TrainConfig, inputs: dict, **kwargs) -> runs.Run:
+    """Rank 0 opens (checks, creates, locks) the run folder; the other ranks get its description, or its refusal."""
+    run, error = None, None
+    if group.world.main:
+        try:
+            run = runs.open_run(path, cfg, inputs, **kwargs)
+        except Exception as exc:  # every rank must stop, not only the one that saw it
+            error = exc
+    mine = None
+    if group.world.main:
+        mine = ("error", str(error)) if error is not None else ("ok", run.finished, run.description)
+    shared = group.broadcast(mine)
+    if error is not None:
+        raise error
+    if shared[0] == "error":
+        raise RobustftError(f"rank 0 could not open the run folder: {shared[1]}")
+    return run or runs.Run(Path(path), cfg.verb, shared[2], finished=shared[1])
+
+
+def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, resume: bool,
+           group: distributed.Solo) -> Path:
+    run_dir, world = run.path, group.world
     checkpoint_dir = run_dir / "checkpoint"
-    runs.attach_log(run_dir, "train.log")
+    if world.main:
+        runs.attach_log(run_dir, "train.log")
     runtime.set_threads(cfg.threads)
     seed_everything(cfg.seed)
     device = runtime.pick_device(cfg.device)
-    precision = runtime.resolve_precision(cfg.precision, device)
+    precision = runtime.resolve_precision(runtime.launcher_precision(cfg.precision), device)
     progress = cfg.progress
     if task.note:
         log.info("data note (%s): %s", task.name, task.note)
@@ -134,7 +164,7 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
 
     model, tokenizer = load_classifier(cfg.model, task.label_names)
     model = apply_arch(model, cfg).to(device)
-    log.info("device %s, precision %s (config: %s)", device, precision, cfg.precision)
+    log.info("device %s, precision %s (config: %s), %d process(es)", device, precision, cfg.precision, world.size)
     objective = build_objective(cfg.method, cfg.method_args)
     objective.setup(
         model, TrainContext(tokenizer=tokenizer, task=task, model_name=cfg.model, run_dir=run_dir, device=device)
@@ -151,16 +181,23 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
     scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
 
     state = {"epoch": 0, "batch": 0, "step": 0, "best": None, "history": [], "train_time_s": 0.0, "examples": 0}
-    recover_folder(run_dir / "best")  # a kill between the best model's two renames
+    if world.rank:
+        seed_everything(cfg.seed + 100_003 * world.rank)  # every rank its own dropout; rank 0 as one process
+    if world.main:
+        recover_folder(run_dir / "best")  # a kill between the best model's two renames
     schedule = CheckpointSchedule(cfg.checkpoint_every, cfg.checkpoint_every_s)
     if resume and has_checkpoint(checkpoint_dir):
-        state = load_checkpoint(checkpoint_dir, modules, optimizer, scheduler)
+        state = load_checkpoint(checkpoint_dir, modules, optimizer, scheduler, rank=world.rank)
         log.info("resumed from step %d (epoch %d, batch %d)", state["step"], state["epoch"], state["batch"])
     elif resume:
         log.info("no checkpoint in %s: starting from the beginning", run_dir)
 
     pad_to = cfg.max_length if cfg.pad_to_max_length else None
-    model.train()
+    train_model = group.wrap(model)  # DDP under a launcher (after the checkpoint load: rank 0's weights win anyway)
+    # an objective's own trainable modules (RIFT's heads) are outside DDP: their gradients are averaged by hand
+    extra_params = [p for name, m in modules.items() if name != "model" for p in m.parameters() if p.requires_grad]
+    tracker = tracking.open_tracker(cfg, run_dir) if world.main else None
+    train_model.train()
     for epoch in range(state["epoch"], cfg.epochs):
         objective.on_epoch_start(epoch)
         order = epoch_batches(
@@ -170,23 +207,28 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
             total=len(order),
             initial=state["batch"],
             desc=f"epoch {epoch + 1}/{cfg.epochs}",
-            disable=not progress,
+            disable=not progress or not world.main,
             leave=False,
         )
         started = time.perf_counter()
         for b in range(state["batch"], len(order)):
-            batch = collate([items[i] for i in order[b]], tokenizer.pad_token_id, pad_to)
+            mine, weight = rank_slice(order[b], world.rank, world.size)
+            batch = collate([items[i] for i in mine], tokenizer.pad_token_id, pad_to)
             batch = runtime.to_device(batch, device)
-            with runtime.autocast(device, precision):
-                loss, logs = objective.loss(model, batch)
-            if not torch.isfinite(loss):
-                raise TrainingDiverged(f"epoch {epoch + 1} batch {b + 1}: the training loss is {loss.item()}; the run "
-                                       f"stops (lower lr, check the data); the best model so far is kept")
-            scaler.scale(loss / cfg.grad_accum).backward()
+            boundary = (b + 1) % cfg.grad_accum == 0 or b + 1 == len(order)
+            with group.no_sync(train_model, skip=not boundary):
+                with runtime.autocast(device, precision):
+                    loss, logs = objective.loss(train_model, batch)
+                batch_loss = group.sum(loss.item() * weight / world.size)  # the global batch's mean, on every rank
+                if not math.isfinite(batch_loss):
+                    raise TrainingDiverged(f"epoch {epoch + 1} batch {b + 1}: the training loss is {batch_loss}; the "
+                                           f"run stops (lower lr, check the data); the best model so far is kept")
+                scaler.scale((loss if weight == 1 else loss * weight) / cfg.grad_accum).backward()
             state["examples"] += len(order[b])
             bar.update(1)
-            if (b + 1) % cfg.grad_accum and b + 1 < len(order):
+            if not boundary:
                 continue
+            group.average_grads(extra_params)
             params = [p for m in modules.values() for p in m.parameters() if p.requires_grad]
             scaler.unscale_(optimizer)
             grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
@@ -199,42 +241,46 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
             optimizer.zero_grad(set_to_none=True)
             state["step"] += 1
             state["batch"] = b + 1
-            bar.set_postfix(loss=f"{loss.item():.4f}")
+            bar.set_postfix(loss=f"{batch_loss:.4f}")
             if state["step"] % cfg.log_every == 0:
                 log.info(
                     "step %d epoch %d loss %.4f grad_norm %.3f lr %.2e %s",
                     state["step"],
                     epoch + 1,
-                    loss.item(),
+                    batch_loss,
                     grad_norm.item(),
                     scheduler.get_last_lr()[0],
                     " ".join(f"{k} {v:.4f}" for k, v in logs.items()),
                 )
+                tracking.log(tracker, {"loss": batch_loss, "grad_norm": grad_norm.item(),
+                                       "lr": scheduler.get_last_lr()[0], **logs}, state["step"], "train")
             if schedule.due(state["step"]) and b + 1 < len(order):
                 state["train_time_s"] += time.perf_counter() - started
                 started = time.perf_counter()
-                save_checkpoint(checkpoint_dir, modules, optimizer, scheduler, state, keep=cfg.checkpoint_keep)
+                checkpoint(group, checkpoint_dir, modules, optimizer, scheduler, state, cfg.checkpoint_keep)
                 schedule.saved()
         bar.close()
         state["train_time_s"] += time.perf_counter() - started
 
-        dev = accuracy(model, tokenizer, dev_examples, max_length=cfg.max_length, batch_size=cfg.eval_batch_size,
-                       precision=precision)
-        model.train()
+        dev = distributed.dev_accuracy(group, model, tokenizer, dev_examples, max_length=cfg.max_length,
+                                       batch_size=cfg.eval_batch_size, precision=precision)
+        train_model.train()
         record = {"epoch": epoch + 1, "step": state["step"], **{f"dev_{k}": v for k, v in dev.items()}}
         state["history"].append(record)
         log.info("epoch %d dev accuracy %.4f loss %.4f", epoch + 1, dev["accuracy"], dev["loss"])
+        tracking.log(tracker, {"accuracy": dev["accuracy"], "loss": dev["loss"]}, state["step"], "dev")
         if state["best"] is None or dev["accuracy"] > state["best"]["dev_accuracy"]:
             state["best"] = record
-            save_best(model, tokenizer, run_dir / "best", card={
-                "method": cfg.method, "method_args": cfg.method_args, "base_model": cfg.model, "task": cfg.task,
-                "train_split": cfg.train_split, "n_train": len(train_examples), "per_class": cfg.per_class,
-                "data_seed": cfg.data_seed, "seed": cfg.seed, "epochs": cfg.epochs, "max_length": cfg.max_length,
-                "run": str(run_dir), "config_hash": run.description["hash"], "robustft": __version__,
-                "dev": {"split": cfg.dev_split, "accuracy": dev["accuracy"], "n": dev["n"], "epoch": epoch + 1}})
+            if world.main:
+                save_best(model, tokenizer, run_dir / "best", card={
+                    "method": cfg.method, "method_args": cfg.method_args, "base_model": cfg.model, "task": cfg.task,
+                    "train_split": cfg.train_split, "n_train": len(train_examples), "per_class": cfg.per_class,
+                    "data_seed": cfg.data_seed, "seed": cfg.seed, "epochs": cfg.epochs, "max_length": cfg.max_length,
+                    "run": str(run_dir), "config_hash": run.description["hash"], "robustft": __version__,
+                    "dev": {"split": cfg.dev_split, "accuracy": dev["accuracy"], "n": dev["n"], "epoch": epoch + 1}})
             log.info("new best on dev: saved %s", run_dir / "best")
         state["epoch"], state["batch"] = epoch + 1, 0
-        save_checkpoint(checkpoint_dir, modules, optimizer, scheduler, state, keep=cfg.checkpoint_keep)
+        checkpoint(group, checkpoint_dir, modules, optimizer, scheduler, state, cfg.checkpoint_keep)
         schedule.saved()
 
     metrics = {
@@ -248,6 +294,7 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
         "robustft": __version__,
         "device": str(device),
         "precision": precision,
+        "processes": world.size,
     }
     if cfg.arch != "plain":
         from robustft.models.im import im_stats
@@ -256,7 +303,10 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
         metrics["im_solver"] = im_stats(model)
         diverged = sum(layer["diverged"] for layer in metrics["im_solver"].values())
         log.info("IM solver: %d diverged solves fell back to the explicit step in this process", diverged)
-    run.write_metrics(metrics, complete=True)
+    if world.main:
+        run.write_metrics(metrics, complete=True)
+    tracking.finish(tracker)
+    group.barrier()  # every rank returns once metrics.json is written
     log.info(
         "done: best dev accuracy %.4f at epoch %d; run folder %s",
         state["best"]["dev_accuracy"],
@@ -264,6 +314,13 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
         run_dir,
     )
     return run_dir
+
+
+def checkpoint(group: distributed.Solo, folder: Path, modules, optimizer, scheduler, state: dict, keep: int) -> None:
+    """Rank 0 writes the checkpoint, with every rank's RNG state (gathered) so that each resumes exactly."""
+    rng = group.gather(rng_state())
+    if group.world.main:
+        save_checkpoint(folder, modules, optimizer, scheduler, state, keep=keep, rng_states=rng)
 
 
 def save_best(model, tokenizer, folder: Path, card: dict) -> None:
