@@ -43,6 +43,10 @@ class RunSettings:
     not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress"})
     verb: ClassVar[str] = ""
 
+    device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
+    threads: int | None = setting(None, "torch CPU threads", min=1)
+    progress: bool = setting(True, "progress bars")
+
     def validate(self):
         validate(self)
         return self
@@ -89,9 +93,6 @@ class TrainConfig(RunSettings):
                                         min=0.0)
     checkpoint_keep: int = setting(2, "complete checkpoints kept (the older ones are the fallback)", min=1)
     log_every: int = setting(20, "optimizer steps between log lines", min=1)
-    device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
-    threads: int | None = setting(None, "torch CPU threads", min=1)
-    progress: bool = setting(True, "progress bars")
     output_dir: str | None = setting(None, "run folder (default runs/<task>-<method>-<arch>-<hash8>)")
     label: str | None = setting(None, "the model's name in reports (default <arch>+<method>)")
     tracker: str | None = setting(None, TRACKERS_HELP)
@@ -124,9 +125,6 @@ class EvalConfig(RunSettings):
     max_length: int | None = setting(None, "tokens per example (default: the trained run's, else 128)", min=2)
     batch_size: int = setting(128, "examples per batch", min=1)
     precision: str | None = setting(None, "auto, bf16, fp16, fp32 (default: the trained run's)", choices=PRECISIONS)
-    device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
-    threads: int | None = setting(None, "torch CPU threads", min=1)
-    progress: bool = setting(True, "progress bars")
     output_dir: str | None = setting(None, "run folder (default <model run>/eval-<task>-<split>...)")
     shard: str | None = setting(None, SHARD_HELP)
 
@@ -163,9 +161,6 @@ class AttackConfig(RunSettings):
     max_length: int | None = setting(None, "tokens per query (default: the trained run's, else the model's)", min=2)
     precision: str | None = setting(None, "auto, bf16, fp16, fp32 (default: the trained run's)", choices=PRECISIONS)
     mlm: str | None = setting(None, "masked LM for bert-attack and the genetic LM filter")
-    device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
-    threads: int | None = setting(None, "torch CPU threads", min=1)
-    progress: bool = setting(True, "progress bars")
     output_dir: str | None = setting(None, "run folder (default <model run>/attack-<recipe>-<task>-<split>...)")
     shard: str | None = setting(None, SHARD_HELP)
 
@@ -190,9 +185,6 @@ class ProbeConfig(RunSettings):
     max_length: int = setting(128, "tokens per text", min=2)
     precision: str = setting("fp32", "auto, bf16, fp16, fp32 (distances are measured in fp32 by default)",
                              choices=PRECISIONS)
-    device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
-    threads: int | None = setting(None, "torch CPU threads", min=1)
-    progress: bool = setting(True, "progress bars")
     output_dir: str | None = setting("probe", "run folder for probe.json and probe.png")
 
 
@@ -219,9 +211,6 @@ class BenchConfig(RunSettings):
     attacks: list[dict] = setting(help="[{recipe, task, split, n, seed, protocol, recipe_args}] attacks of every "
                                   "trained model", factory=list)
     precision: str = setting("auto", "precision of every cell", choices=PRECISIONS)
-    device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
-    threads: int | None = setting(None, "torch CPU threads", min=1)
-    progress: bool = setting(True, "progress bars")
     output_dir: str | None = setting(None, "bench folder (default runs/bench/<name>)")
     shard: str | None = setting(None, "i/n: run only the cells of slice i of n (each cell with its evaluations and "
                                 "attacks); default under torchrun: RANK/WORLD_SIZE")
@@ -423,8 +412,9 @@ def explicit_keys(cfg) -> set[str]:
 
 def describe_keys(cls) -> str:
     """`--help` text: every key with its default and what it means."""
-    lines = []
-    for f in dataclasses.fields(cls):
+    lines, common = [], {f.name for f in dataclasses.fields(RunSettings)}
+    fields = dataclasses.fields(cls)
+    for f in [f for f in fields if f.name not in common] + [f for f in fields if f.name in common]:
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         lines.append(f"  --{f.name:<20} {f.metadata.get('help', '')} (default {default!r})")
     return "\n".join(lines)
