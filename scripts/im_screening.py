@@ -146,8 +146,9 @@ def read(path: Path) -> list[dict]:
 
 def append(path: Path, record: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    cut = path.exists() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
     with path.open("a") as f:
-        f.write(json.dumps(record) + "\n")
+        f.write(("\n" if cut else "") + json.dumps(record) + "\n")  # a line cut by a kill stays on its own
         f.flush()
         os.fsync(f.fileno())
 
@@ -171,9 +172,13 @@ def damps_more(record: dict, done: dict) -> bool:
 
 
 def ranked(done: dict) -> list[dict]:
-    """IM settings that converge and damp more than their matched EX on both perturbations, best first."""
+    """IM settings that converge and damp more than their matched EX on both perturbations, best first, one per
+    architecture (form, dt, layers): of the solver settings of one architecture only the best counts."""
     good = [r for r in done.values() if r["setting"]["arch"] == "im" and converged(r) and damps_more(r, done)]
-    return sorted(good, key=lambda r: (damping_vs_ex(r, done), r["cost_x_plain"]))
+    best: dict[str, dict] = {}
+    for r in sorted(good, key=lambda r: (damping_vs_ex(r, done), r["cost_x_plain"])):
+        best.setdefault(key(ex_of(r["setting"])), r)
+    return list(best.values())
 
 
 def run_stages(screen: Screen, stages: str) -> None:
