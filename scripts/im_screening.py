@@ -296,13 +296,74 @@ def plot(done: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def corrected_minutes(config_path: Path, done: dict) -> dict:
+    """`robustft bench FILE --list`'s estimate per kind of job, and the same corrected by what it leaves out: each
+    method's published preset (e.g. RIFT's 20 epochs; the estimate sees the loop's defaults) and the measured
+    forward cost of IM settings (the estimate scales IM training by 1 + 0.6 K whatever the solver and layers, and
+    IM evaluations and attacks not at all). A training step of an IM model costs (r + 2) / 3 plain steps with
+    grad explicit or jfb (solver forwards r x plain, the backward of the explicit step) and r with unrolled
+    (the backward runs through every iteration), r = the screening's CPU cost ratio of that setting's forward."""
+    import copy
+
+    from robustft.bench.estimate import job_seconds, train_seconds
+    from robustft.bench.matrix import expand
+    from robustft.config import BenchConfig, build_config, read_config_file
+    from robustft.train.loop import apply_preset
+
+    base = (str(config_path), {"name": config_path.stem, **read_config_file(str(config_path))})
+    jobs = expand(build_config(BenchConfig, [], [], base=base))
+    by_cell = {j.id: j for j in jobs if j.kind == "train"}
+    listed = {"train": 0.0, "eval": 0.0, "attack": 0.0}
+    corrected = dict(listed)
+    unmeasured = set()
+    for job in jobs:
+        seconds = job_seconds(job)
+        listed[job.kind] += seconds / 60
+        train_cfg = by_cell[job.cell].config
+        ratio = 1.0
+        if train_cfg.arch == "im":
+            setting = {"arch": "im", "form": "increment", "dt": 1.0, "layers": "4-6", "solver": "gd", "K": 2,
+                       **train_cfg.im}
+            record = next((r for r in done.values() if r["setting"]["arch"] == "im" and all(
+                r["setting"].get(k) == setting.get(k) for k in ("form", "dt", "layers", "solver", "K"))), None)
+            if record is None:
+                unmeasured.add(job.method)
+            else:
+                ratio = record["cost_x_plain"]
+        if job.kind == "train":
+            cfg = copy.deepcopy(job.config)
+            apply_preset(cfg)
+            seconds = train_seconds(cfg)
+            if cfg.arch == "im":  # undo the estimate's 1 + 0.6 K, apply the measured cost
+                grad = cfg.im.get("grad", "explicit")
+                seconds *= (ratio if grad == "unrolled" else (ratio + 2) / 3) / (1.0 + 0.6 * int(cfg.im.get("K", 2)))
+        else:
+            seconds *= ratio
+        corrected[job.kind] += seconds / 60
+    return {"jobs": len(jobs), "listed_minutes": listed, "corrected_minutes": corrected,
+            "unmeasured_im_methods": sorted(unmeasured)}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stages", default="ABC", help="which stages to run, e.g. A or ABC")
     parser.add_argument("--n", type=int, default=N_TEXTS, help="SST-2 dev sentences (the probe's seeded sample)")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--report", action="store_true", help="print the table and write the plot; no measuring")
+    parser.add_argument("--cost", type=Path, nargs="+", metavar="BENCH.yaml",
+                        help="the bench's own estimate and one corrected with presets and measured IM cost")
     args = parser.parse_args(argv)
+    if args.cost:
+        done = {r["key"]: r for r in read(args.results)}
+        for path in args.cost:
+            c = corrected_minutes(path, done)
+            fmt_kind = lambda m: ", ".join(f"{k} {v:.0f}" for k, v in m.items())  # noqa: E731
+            listed, corrected = (sum(c[k].values()) / 60 for k in ("listed_minutes", "corrected_minutes"))
+            print(f"{path}: {c['jobs']} jobs; --list: {listed:.1f} h ({fmt_kind(c['listed_minutes'])} min); "
+                  f"corrected: {corrected:.1f} h ({fmt_kind(c['corrected_minutes'])} min)"
+                  + (f"; IM cost not measured for {', '.join(c['unmeasured_im_methods'])}"
+                     if c["unmeasured_im_methods"] else ""))
+        return 0
     if args.report:
         done = {r["key"]: r for r in read(args.results)}
         print(table(done))
