@@ -36,6 +36,7 @@ from robustft.models.probe import pooled_hidden_states, swap_pairs
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "im_screening" / "results.jsonl"
+PAIRED = ROOT / "docs" / "im_screening" / "paired.jsonl"  # the picks again, with per-sentence distances
 N_TEXTS, SEED, NOISE_STD = 100, 0, 0.05  # the probe's defaults: seeded SST-2 dev sample, noise std 0.05
 CONVERGED = 0.05  # a solve counts as solved when every converted layer ends below this relative residual
 BASE = {"form": "increment", "dt": 1.0, "layers": "4-6"}
@@ -128,7 +129,7 @@ class Screen:
 def distances(clean, perturbed) -> dict:
     d = (perturbed - clean).norm(dim=-1) / clean.norm(dim=-1).clamp_min(1e-12)  # (layers + 1, n)
     mean = d.mean(dim=1).tolist()
-    return {"mean": mean, "std": d.std(dim=1).tolist(),
+    return {"mean": mean, "std": d.std(dim=1).tolist(), "last": d[-1].tolist(),
             "amplification": [b / a for a, b in zip(mean, mean[1:], strict=False)]}
 
 
@@ -296,6 +297,25 @@ def plot(done: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def paired_intervals(done: dict, picks: list[dict], resamples: int = 2000) -> list[dict]:
+    """Per pick and perturbation: the mean over sentences of the last-layer distance of IM minus its matched EX,
+    and the ratio of the means, each with a 95% percentile-bootstrap interval over sentences (paired, seeded)."""
+    generator = torch.Generator().manual_seed(SEED)
+    out = []
+    for r in picks:
+        ex = done[key(ex_of(r["setting"]))]
+        for p in ("swap", "noise"):
+            a, b = torch.tensor(r[p]["last"]), torch.tensor(ex[p]["last"])
+            idx = torch.randint(len(a), (resamples, len(a)), generator=generator)
+            diffs = (a[idx] - b[idx]).mean(dim=1)
+            ratios = a[idx].mean(dim=1) / b[idx].mean(dim=1)
+            lo, hi = torch.quantile(diffs, torch.tensor([0.025, 0.975])).tolist()
+            rlo, rhi = torch.quantile(ratios, torch.tensor([0.025, 0.975])).tolist()
+            out.append({"key": r["key"], "perturbation": p, "n": len(a), "difference": float((a - b).mean()),
+                        "difference_95": [lo, hi], "ratio": float(a.mean() / b.mean()), "ratio_95": [rlo, rhi]})
+    return out
+
+
 def corrected_minutes(config_path: Path, done: dict) -> dict:
     """`robustft bench FILE --list`'s estimate per kind of job, and the same corrected by what it leaves out: each
     method's published preset (e.g. RIFT's 20 epochs; the estimate sees the loop's defaults) and the measured
@@ -352,7 +372,21 @@ def main(argv=None) -> int:
     parser.add_argument("--report", action="store_true", help="print the table and write the plot; no measuring")
     parser.add_argument("--cost", type=Path, nargs="+", metavar="BENCH.yaml",
                         help="the bench's own estimate and one corrected with presets and measured IM cost")
+    parser.add_argument("--paired", action="store_true",
+                        help="measure the picks and their EX controls again with per-sentence distances (into "
+                             "paired.jsonl) and print paired bootstrap intervals of IM against EX")
     args = parser.parse_args(argv)
+    if args.paired:
+        picks = ranked({r["key"]: r for r in read(args.results)})[:3]
+        screen = Screen(args.results.parent / PAIRED.name, args.n)
+        for r in picks:
+            screen.measure(ex_of(r["setting"]))
+            screen.measure(r["setting"])
+        for row in paired_intervals(screen.done, [screen.done[r["key"]] for r in picks]):
+            print(f"{row['key']:45s} {row['perturbation']:5s} n {row['n']}: IM - EX {row['difference']:+.4f} "
+                  f"[{row['difference_95'][0]:+.4f}, {row['difference_95'][1]:+.4f}]  IM / EX {row['ratio']:.3f} "
+                  f"[{row['ratio_95'][0]:.3f}, {row['ratio_95'][1]:.3f}]")
+        return 0
     if args.cost:
         done = {r["key"]: r for r in read(args.results)}
         for path in args.cost:
