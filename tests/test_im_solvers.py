@@ -211,3 +211,17 @@ def test_anderson_fallback_raises_when_asked():
     layer.im_settings = ImSettings(K=3, solver="anderson", on_divergence="raise")
     with pytest.raises(ImDivergence, match="layer 1"):
         layer(10 * torch.randn(1, 3, 4))
+
+
+@pytest.mark.parametrize("solver", ["gd-backtracking", "anderson"])
+def test_new_solvers_train_under_bf16_autocast(solver):
+    model, tok = tiny_bert(seed=0, hidden_dropout_prob=0.1)
+    enc = batch(tok)
+    convert(model, arch="im", layers="all", K=3, eta=ETA[solver], solver=solver, grad="unrolled")
+    reference = logits(model, enc)
+    model.train()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = model(**enc, labels=torch.tensor([1, 0]))
+    out.loss.backward()
+    assert torch.isfinite(out.loss) and torch.allclose(out.logits.float(), reference, atol=0.1)
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
