@@ -7,7 +7,9 @@ models and back, and Hugging Face's per-layer hooks (output_hidden_states) still
 For input h and f = F (form "layer") or f(u) = F(u) - u (form "increment"):
     z_0 = h + dt*f(h)                              the explicit step (EX-BERT stops here)
     r(z) = (z - h - dt*f(z)) * token_mask           padding positions never enter the energy
-    z_{k+1} = z_k - eta * d/dz 0.5*|r(z_k)|^2       per example, K times
+    z_{k+1} = z_k - eta * d/dz 0.5*|r(z_k)|^2       per example, K times (solver "gd", the paper's)
+The other solvers ("gd-backtracking": a per-example Armijo line search on the same energy; "anderson": a damped,
+Anderson-accelerated fixed-point iteration) replace the last line; see ImSettings.
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ class ImplicitStepMixin:
         return torch.where(diverged.view(-1, 1, 1), z0, out)
 
     def _solve(self, h, z0, F, token_mask, needs_graph, frozen=None):
-        """K descent steps from z0; rows marked in `frozen` do not move. Returns (out, energies, norms)."""
+        """K solver iterations from z0; rows marked in `frozen` do not move. Returns (out, energies, norms)."""
         s = self.im_settings
         unrolled = needs_graph and s.grad == "unrolled"
         keep = None if frozen is None else (~frozen).view(-1, 1, 1)
@@ -113,20 +115,10 @@ class ImplicitStepMixin:
 
         energies, norms = [], []
         # double backward needs attention kernels with a differentiable backward: the math SDPA one
-        kernels = sdpa_kernel([SDPBackend.MATH]) if unrolled else contextlib.nullcontext()
+        kernels = sdpa_kernel([SDPBackend.MATH]) if unrolled and s.solver != "anderson" else contextlib.nullcontext()
         with torch.enable_grad(), kernels:
-            z = z0 if unrolled else z0.detach().requires_grad_(True)
-            for _ in range(s.K):
-                r, _ = residual(z)
-                energy = 0.5 * r.pow(2).sum(dim=(1, 2))
-                (grad,) = torch.autograd.grad(energy.sum(), z, create_graph=unrolled)
-                energies.append(energy.detach())
-                norms.append(_masked_norm(z.detach(), token_mask))
-                step = s.eta * grad.to(z.dtype)
-                z = z - (step if keep is None else step * keep.to(step.dtype))
-                if not unrolled:
-                    z = z.detach().requires_grad_(True)
-            z_final = z if unrolled else z.detach()
+            iterate = _anderson if s.solver == "anderson" else _descend
+            z_final = iterate(s, residual, z0, token_mask, keep, unrolled, energies, norms)
             if needs_graph and s.grad == "jfb":
                 # value z_K, gradient of one fixed-point step h + dt*f(z_K) at the detached solution
                 r, fz = residual(z_final)
@@ -171,6 +163,110 @@ class ImplicitStepMixin:
                         "fell back to the explicit step", stats.layer, stats.diverged, stats.nonfinite,
                         stats.examples)
         return diverged
+
+
+# Armijo's sufficient-decrease constant of the backtracking line search (the usual textbook value; ours, not the
+# paper's, which uses a fixed step).
+ARMIJO_C = 1e-4
+# Tikhonov term of Anderson's least-squares mixing, relative to the mean squared residual of its history.
+ANDERSON_RIDGE = 1e-6
+
+
+def _energy(r):
+    return 0.5 * r.pow(2).sum(dim=(1, 2))
+
+
+def _descend(s: ImSettings, residual, z0, token_mask, keep, unrolled, energies, norms):
+    """K gradient steps on 0.5*|r(z)|^2, with the fixed step eta ("gd") or a per-example Armijo backtracking
+    line search ("gd-backtracking"). Under `unrolled` the graph runs through every step (double backward); the
+    step sizes the line search picked are constants of that graph (a piecewise-smooth map: its derivative is
+    exact wherever the choice does not switch)."""
+    z = z0 if unrolled else z0.detach().requires_grad_(True)
+    last_size = None
+    for _ in range(s.K):
+        r, _ = residual(z)
+        energy = _energy(r)
+        (grad,) = torch.autograd.grad(energy.sum(), z, create_graph=unrolled)
+        energies.append(energy.detach())
+        norms.append(_masked_norm(z.detach(), token_mask))
+        if s.solver == "gd-backtracking":
+            last_size, size = _armijo_step(s, residual, z.detach(), grad.detach(), energy.detach(), last_size)
+            step = size.view(-1, 1, 1).to(z.dtype) * grad.to(z.dtype)
+        else:
+            step = s.eta * grad.to(z.dtype)
+        z = z - (step if keep is None else step * keep.to(step.dtype))
+        if not unrolled:
+            z = z.detach().requires_grad_(True)
+    return z if unrolled else z.detach()
+
+
+@torch.no_grad()
+def _armijo_step(s: ImSettings, residual, z, grad, energy, last_size):
+    """Per example, the first of a, a/2, ... (at most `halvings` halvings) with E(z - a*g) <= E(z) - c*a*|g|^2,
+    where a starts at eta and then at twice the row's previous step (capped at eta), so a row whose good step is
+    far below eta gets there over a few iterations. A row where no trial qualifies takes no step (its energy
+    never rises). Returns (the last trial of each row, the step taken)."""
+    grad_sq = grad.float().pow(2).sum(dim=(1, 2))
+    trial = torch.full_like(energy, s.eta) if last_size is None else (2 * last_size).clamp_max(s.eta)
+    size = torch.zeros_like(energy)
+    found = torch.zeros_like(energy, dtype=torch.bool)
+    for _ in range(s.halvings + 1):
+        r, _ = residual(z - trial.view(-1, 1, 1).to(z.dtype) * grad.to(z.dtype))
+        e = _energy(r)
+        ok = ~found & torch.isfinite(e) & (e <= energy - ARMIJO_C * trial * grad_sq)
+        size = torch.where(ok, trial, size)
+        found |= ok
+        if bool(found.all()):
+            break
+        trial = torch.where(found, trial, trial / 2)
+    return trial, size
+
+
+def _anderson(s: ImSettings, residual, z0, token_mask, keep, unrolled, energies, norms):
+    """K iterations of z <- (1-beta) z + beta G(z), G(z) = h + dt f(z) = z - r(z), with Anderson acceleration:
+    the next iterate mixes the last `memory` ones with the weights (summing to 1) that minimise the norm of the
+    mixed residual, per example, over real tokens only. Needs only forwards of F: under `unrolled` the graph
+    runs through the forwards and the small least-squares solves (no double backward); otherwise no graph."""
+    beta = s.damping
+    work = torch.promote_types(z0.dtype, torch.float32)
+    grad_ctx = contextlib.nullcontext() if unrolled else torch.no_grad()
+    with grad_ctx:
+        z = z0 if unrolled else z0.detach()
+        past_z, past_g = [], []  # iterates and their G-steps G(z) - z = -r(z), real tokens only
+        for _ in range(s.K):
+            r, _ = residual(z)
+            energies.append(_energy(r).detach())
+            norms.append(_masked_norm(z.detach(), token_mask))
+            past_z.append(z.to(work))
+            past_g.append(-r)
+            past_z, past_g = past_z[-s.memory:], past_g[-s.memory:]
+            weights = _mixing_weights(past_g)  # (batch, n)
+            weights = weights.to(work)
+            mix_z = sum(w.view(-1, 1, 1) * x for w, x in zip(weights.unbind(1), past_z, strict=True))
+            mix_g = sum(w.view(-1, 1, 1) * g for w, g in zip(weights.unbind(1), past_g, strict=True))
+            # (1-beta) z + beta G(z) = z + beta (G(z) - z), mixed; padding positions keep their value
+            new = (mix_z + beta * mix_g) * token_mask.to(work) + z.to(work) * (1 - token_mask.to(work))
+            new = new.to(z.dtype)
+            z = new if keep is None else torch.where(keep, new, z)
+    return z
+
+
+def _mixing_weights(past_g):
+    """(batch, n) weights summing to 1 that minimise |sum_i w_i g_i| per example (ridge-regularised)."""
+    n = len(past_g)
+    if n == 1:
+        return torch.ones(past_g[0].shape[0], 1, dtype=torch.float64, device=past_g[0].device)
+    flat = torch.stack([g.flatten(1) for g in past_g], dim=1).to(torch.float64)  # (batch, n, d)
+    gram = flat @ flat.transpose(1, 2)
+    scale = gram.diagonal(dim1=1, dim2=2).mean(dim=1).clamp_min(1e-30)
+    eye = torch.eye(n, dtype=gram.dtype, device=gram.device)
+    gram = gram + ANDERSON_RIDGE * scale.view(-1, 1, 1) * eye
+    y = torch.linalg.solve(gram, torch.ones(gram.shape[0], n, 1, dtype=gram.dtype, device=gram.device))[..., 0]
+    weights = y / y.sum(dim=1, keepdim=True)
+    # a singular history (e.g. a solved row with zero residuals) gives no usable weights: take the latest iterate
+    latest = torch.zeros_like(weights)
+    latest[:, -1] = 1
+    return torch.where(torch.isfinite(weights).all(dim=1, keepdim=True), weights, latest)
 
 
 def _explicit_step(h, fh, s: ImSettings):

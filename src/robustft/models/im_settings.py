@@ -16,6 +16,9 @@ from robustft.errors import ConfigError
 ARCHS = ("im", "ex")
 FORMS = ("increment", "layer")
 GRAD_MODES = ("unrolled", "jfb", "explicit")
+# How the implicit equation z = h + dt*f(z) is solved (docs/im_bert.md, "Solvers"). "gd" is the paper's gradient
+# descent at a fixed eta; the other two are ours, beyond the paper.
+SOLVERS = ("gd", "gd-backtracking", "anderson")
 DIVERGENCE_POLICIES = ("fallback", "raise")
 UPPER_HALF = "upper-half"
 # A converted model's config reports model_type "robustft_im_<base>" (e.g. robustft_im_bert), so a saved IM/EX
@@ -47,6 +50,17 @@ class ImSettings:
     on_divergence: "fallback" (use the explicit step for the diverged examples, count and log it) or
           "raise". A solve diverges when its final energy is not finite or exceeds the start's by more
           than the relative tolerance `tol`.
+    solver: "gd" (the paper's: K steps of gradient descent on 0.5*|r|^2 with the fixed step eta);
+          "gd-backtracking" (each step starts at eta, later at twice the previous step, and is halved, per
+          example, up to `halvings` times until the energy falls by the Armijo condition; a row that finds
+          no such step stays put);
+          "anderson" (beyond the paper: the damped fixed-point iteration z <- (1-beta) z + beta (h + dt f(z))
+          with Anderson acceleration over the last `memory` iterates; eta is not used).
+    beta: damping of the anderson fixed-point step; None picks 1/(1+dt) in the increment form (which
+          removes the -dt*z term: z <- (h + dt F(z)) / (1 + dt)) and 1 in the layer form.
+    memory: iterates the Anderson mixing remembers (1 is the damped iteration itself).
+    halvings: at most this many halvings of the step per gd-backtracking iteration (each iteration starts at
+          twice the previous step, capped at eta).
     """
 
     # Defaults from the MiniLM/SST-2 ablation (docs/im_bert.md), chosen on SST-2 dev accuracy, divergence
@@ -63,12 +77,17 @@ class ImSettings:
     grad: str = "explicit"
     on_divergence: str = "fallback"
     tol: float = 0.01
+    solver: str = "gd"
+    beta: float | None = None
+    memory: int = 5
+    halvings: int = 4
 
     def __post_init__(self):
         _check_choice("arch", self.arch, ARCHS)
         _check_choice("form", self.form, FORMS)
         _check_choice("grad", self.grad, GRAD_MODES)
         _check_choice("on_divergence", self.on_divergence, DIVERGENCE_POLICIES)
+        _check_choice("solver", self.solver, SOLVERS)
         if isinstance(self.layers, int) and not isinstance(self.layers, bool):  # `--im.layers 3` parses as 3
             object.__setattr__(self, "layers", (self.layers,))
         if isinstance(self.layers, str):
@@ -85,6 +104,20 @@ class ImSettings:
             raise ConfigError(f"im.dt must be positive, got {self.dt}")
         if not self.tol >= 0:
             raise ConfigError(f"im.tol must be >= 0, got {self.tol}")
+        if self.beta is not None and not 0 < self.beta <= 1:
+            raise ConfigError(f"im.beta must be in (0, 1] (or null for the form's default), got {self.beta}")
+        for name in ("memory", "halvings"):
+            value = getattr(self, name)
+            if int(value) != value or value < (1 if name == "memory" else 0):
+                raise ConfigError(f"im.{name} must be an integer >= {1 if name == 'memory' else 0}, got {value}")
+            object.__setattr__(self, name, int(value))
+
+    @property
+    def damping(self) -> float:
+        """The anderson solver's beta: as set, or 1/(1+dt) in the increment form and 1 in the layer form."""
+        if self.beta is not None:
+            return self.beta
+        return 1.0 / (1.0 + self.dt) if self.form == "increment" else 1.0
 
     @classmethod
     def from_dict(cls, values: dict[str, Any] | None) -> ImSettings:
@@ -151,6 +184,10 @@ def add_im_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--im.grad", dest="im_grad", choices=GRAD_MODES)
     group.add_argument("--im.on-divergence", dest="im_on_divergence", choices=DIVERGENCE_POLICIES)
     group.add_argument("--im.tol", dest="im_tol", type=float, help="relative energy rise that counts as divergence")
+    group.add_argument("--im.solver", dest="im_solver", choices=SOLVERS, help="how the implicit step is solved")
+    group.add_argument("--im.beta", dest="im_beta", type=float, help="anderson: damping of the fixed-point step")
+    group.add_argument("--im.memory", dest="im_memory", type=int, help="anderson: iterates remembered")
+    group.add_argument("--im.halvings", dest="im_halvings", type=int, help="gd-backtracking: halvings per step")
 
 
 def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:

@@ -54,7 +54,8 @@ def noise_pairs(texts: list[str]) -> list[ProbePair]:
 @torch.no_grad()
 def pooled_hidden_states(model, tokenizer, texts, noise_std=0.0, seed=0, max_length=128, batch_size=32,
                          precision="fp32"):
-    """(layers + 1, n, hidden) mean-pooled hidden states, and per IM layer the residuals of each batch."""
+    """(layers + 1, n, hidden) mean-pooled hidden states, and per batch and IM layer the solver's relative residual
+    |r(z_k)|/|z_k| for k = 0..K (mean over the batch) and the number of its solves that diverged."""
     device = runtime.model_device(model)
     generator = torch.Generator().manual_seed(seed)
     pooled, residuals = [], []
@@ -73,14 +74,16 @@ def pooled_hidden_states(model, tokenizer, texts, noise_std=0.0, seed=0, max_len
             out = model(**inputs, output_hidden_states=True)
         mask = enc["attention_mask"].unsqueeze(-1).float()
         pooled.append(torch.stack([(h.float() * mask).sum(1) / mask.sum(1) for h in out.hidden_states]))
-        residuals.append({k: v["last_relative_residual"] for k, v in im_stats(model).items()})
+        residuals.append({k: {"residual": v["last_relative_residual"], "diverged": v["diverged"]}
+                          for k, v in im_stats(model).items()})
     return torch.cat(pooled, dim=1), residuals
 
 
 def probe(model, tokenizer, pairs: list[ProbePair], noise_std: float = 0.0, seed: int = 0,
           max_length: int = 128, batch_size: int = 32, precision: str = "fp32") -> dict:
     """Per layer (0 = embeddings): mean and std over pairs of the relative hidden-state distance; per IM
-    layer: mean relative residual at the explicit start and after the solve (clean inputs)."""
+    layer: mean relative residual at the explicit start and after the solve, and the solves that diverged and
+    fell back to the explicit step (clean inputs)."""
     clean, residuals = pooled_hidden_states(model, tokenizer, [p.clean for p in pairs], 0.0, seed,
                                             max_length, batch_size, precision)
     perturbed, _ = pooled_hidden_states(model, tokenizer, [p.perturbed for p in pairs], noise_std, seed,
@@ -88,11 +91,12 @@ def probe(model, tokenizer, pairs: list[ProbePair], noise_std: float = 0.0, seed
     distance = (perturbed - clean).norm(dim=-1) / clean.norm(dim=-1).clamp_min(1e-12)
     solver = {}
     for layer in residuals[0] if residuals else {}:
-        solves = [r[layer] for r in residuals if r[layer]]
+        solves = [r[layer]["residual"] for r in residuals if r[layer]["residual"]]
         if not solves:  # an EX layer (or K = 0): no solve, no residual
             continue
         solver[layer] = {"start": sum(r[0] for r in solves) / len(solves),
-                         "end": sum(r[-1] for r in solves) / len(solves)}
+                         "end": sum(r[-1] for r in solves) / len(solves),
+                         "diverged": sum(r[layer]["diverged"] for r in residuals)}
     return {"n_pairs": len(pairs), "distance_mean": distance.mean(dim=1).tolist(),
             "distance_std": distance.std(dim=1).tolist() if len(pairs) > 1 else [0.0] * len(distance),
             "residual": solver}
