@@ -87,7 +87,8 @@ class TrainConfig(RunSettings):
     method: str = setting("standard", "training objective (robustft methods lists them)")
     method_args: dict[str, Any] = setting(help="settings of the method", factory=dict)
     arch: str = setting("plain", "plain, im (IM-BERT) or ex (EX-BERT)", choices=("plain", "im", "ex"))
-    im: dict[str, Any] = setting(help="IM/EX connection settings (K, eta, dt, layers, form, grad)", factory=dict)
+    im: dict[str, Any] = setting(help="IM/EX connection settings (K, eta, dt, layers, form, grad, solver, beta, "
+                                 "memory, halvings)", factory=dict)
     checkpoint_every: int = setting(0, "optimizer steps between mid-epoch checkpoints (0: off)", min=0)
     checkpoint_every_s: float = setting(600.0, "seconds between mid-epoch checkpoints (0: off; always at epoch ends)",
                                         min=0.0)

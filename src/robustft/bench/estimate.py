@@ -2,12 +2,16 @@
 
 The rates are rounded from this project's own measurements (benchmarks/results: train_throughput.json for the
 loop, objective_cost.json for each method's cost per step, attack_speed.json and the attack runs for seconds per
-attacked example), measured on this 2-core machine under load; treat them as the order of magnitude they are.
+attacked example, docs/im_screening for the cost of an IM forward), measured on this 2-core machine under load;
+treat them as the order of magnitude they are.
 """
 
 from __future__ import annotations
 
+import copy
+
 from robustft.data.tasks import load_examples
+from robustft.train.loop import apply_preset
 
 TRAIN_EXAMPLES_PER_S = 60.0  # MiniLM, bf16, length-grouped batches, 2 busy cores
 EVAL_EXAMPLES_PER_S = 250.0
@@ -15,6 +19,18 @@ METHOD_COST = {"standard": 1.0, "pgd": 4.5, "freelb": 4.6, "freelbpp": 8.0, "tra
                "rift": 5.3, "infobert": 4.6}  # x standard's step (objective_cost.json)
 ATTACK_SECONDS = {"pwws": 1.8, "textfooler": 0.5, "bert-attack": 0.9, "genetic": 18.0, "ascc": 0.2}
 LONG_TEXT_FACTOR = {"imdb": 8.0}  # IMDB reviews are ~10x SST-2 sentences
+# Cost of one IM solver iteration per converted layer, in plain forwards of the whole model x its layer count
+# (docs/im_screening.md: gd K 10 on half the layers 10.5x, anderson K 10 on half 7.3x, on all layers 12x).
+IM_ITERATION_COST = {"gd": 1.9, "gd-backtracking": 4.8, "anderson": 1.3}
+
+
+def im_forward_factor(train_cfg) -> float:
+    """A forward of the trained model in plain forwards (1 for a plain or EX model)."""
+    if train_cfg.arch != "im":
+        return 1.0
+    im = train_cfg.im
+    share = 1.0 if str(im.get("layers", "upper-half")) == "all" else 0.5
+    return 1.0 + share * int(im.get("K", 2)) * IM_ITERATION_COST.get(im.get("solver", "gd"), 2.0)
 
 
 def split_size(task: str, split: str) -> int:
@@ -25,20 +41,26 @@ def split_size(task: str, split: str) -> int:
 
 
 def train_seconds(cfg) -> float:
+    cfg = copy.deepcopy(cfg)
+    apply_preset(cfg)  # e.g. RIFT's 20 release epochs
     n = cfg.n_train or (cfg.per_class and cfg.per_class * 3) or split_size(cfg.task, cfg.train_split)
     dev = cfg.n_dev or split_size(cfg.task, cfg.dev_split)
     method = cfg.method.split("-")[0]
-    im = 1.0 + 0.6 * int(cfg.im.get("K", 2)) if cfg.arch == "im" else 1.0
+    forward = im_forward_factor(cfg)
+    # a step with the explicit (or jfb) gradient: the solve's forwards, then the backward of one step
+    im = forward if cfg.im.get("grad") == "unrolled" else (forward + 2) / 3
     length = LONG_TEXT_FACTOR.get(cfg.task, 1.0) * min(cfg.max_length, 128) / 64
     step = METHOD_COST.get(method, 3.0) * im * length / TRAIN_EXAMPLES_PER_S
-    return cfg.epochs * (n * step + dev * length / EVAL_EXAMPLES_PER_S)
+    return cfg.epochs * (n * step + dev * forward * length / EVAL_EXAMPLES_PER_S)
 
 
-def job_seconds(job) -> float:
+def job_seconds(job, train_cfg=None) -> float:
+    """Expected seconds of a job; `train_cfg` is the config of the model an eval or attack job uses."""
     cfg = job.config
     if job.kind == "train":
         return train_seconds(cfg)
     n = min(cfg.n or 10**9, split_size(cfg.task, cfg.split))
+    cost = LONG_TEXT_FACTOR.get(cfg.task, 1.0) * (im_forward_factor(train_cfg) if train_cfg else 1.0)
     if job.kind == "eval":
-        return n * LONG_TEXT_FACTOR.get(cfg.task, 1.0) / EVAL_EXAMPLES_PER_S
-    return n * ATTACK_SECONDS.get(cfg.recipe, 2.0) * LONG_TEXT_FACTOR.get(cfg.task, 1.0)
+        return n * cost / EVAL_EXAMPLES_PER_S
+    return n * ATTACK_SECONDS.get(cfg.recipe, 2.0) * cost

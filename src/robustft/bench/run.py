@@ -55,10 +55,16 @@ def shard_jobs(jobs: list[Job], shard: tuple[int, int] | None) -> list[Job]:
     return [j for j in jobs if j.cell in mine]
 
 
-def describe_jobs(jobs: list[Job]) -> str:
+def expected_seconds(jobs: list[Job], all_jobs: list[Job]) -> list[float]:
+    """Each job's expected seconds (evaluations and attacks priced by the forward cost of the model they use)."""
+    trained = {j.id: j.config for j in all_jobs if j.kind == "train"}
+    return [job_seconds(j, trained.get(j.cell)) for j in jobs]
+
+
+def describe_jobs(jobs: list[Job], all_jobs: list[Job]) -> str:
     lines = [f"{'status':<8} {'~minutes':>8}  job"]
-    for job in jobs:
-        lines.append(f"{status(job):<8} {job_seconds(job) / 60:8.1f}  {job.id}")
+    for job, seconds in zip(jobs, expected_seconds(jobs, all_jobs), strict=True):
+        lines.append(f"{status(job):<8} {seconds / 60:8.1f}  {job.id}")
     return "\n".join(lines)
 
 
@@ -86,11 +92,11 @@ def bench(cfg: BenchConfig, only: str | None = None, list_only: bool = False, re
     shard = runs.shard_of(cfg)
     chosen = shard_jobs(select(jobs, only), shard)
     if list_only:
-        print(describe_jobs(chosen))
+        print(describe_jobs(chosen, jobs))
         return {"jobs": {j.id: status(j) for j in chosen}}
     record_bench(cfg, folder)
     todo = [j for j in chosen if status(j) != "done"]
-    expected = sum(job_seconds(j) for j in todo)
+    expected = sum(expected_seconds(todo, jobs))
     part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
     if runtime.world().main or shard is None or cfg.shard:
         print(f"bench {cfg.name}{part}: {len(chosen)} jobs, {len(chosen) - len(todo)} already done; expected wall "
