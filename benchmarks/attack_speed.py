@@ -2,13 +2,13 @@
 time of the very same inputs, all measured in one process, interleaved, each repeated.
 
 For every (recipe, mode, precision) and repeat, a fresh victim attacks the same seeded SST-2 dev examples
-(after a warm-up example outside the set, so lazy resources load outside the timing); right after, on the
-same model and precision, two floors are timed:
+(after a warm-up example outside the set, so lazy resources load outside the timing); right after each
+example, on the same model and precision, two floors of that example's inputs are timed:
 - floor_as_called: the victim's own batches (same rows, same batch composition, same lengths and padding),
   already tokenised, through the model with nothing around it. attack / floor_as_called is the Python,
   tokenisation and constraint overhead the engine adds;
-- floor_ideal: the same distinct rows, length-grouped into batches of `--batch-size`, padded to the longest:
-  the issue's floor (what the forwards alone would cost with perfect batching).
+- floor_ideal: the example's distinct forwarded rows, length-grouped into batches of `--batch-size`,
+  padded to the longest: the issue's floor (what the forwards alone would cost with perfect batching).
 Breakdown of the attack's wall time: model (forward hooks on the victim), victim (tokenise + model +
 softmax), transformation, each constraint (POS tagger, sentence encoder, LM filter: their own models
 included) and the LM filter's scorer alone; 'other' is the rest (search, bookkeeping).
@@ -33,6 +33,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -55,6 +56,8 @@ class Recorder:
         self.rows: list[tuple[str, str | None]] = []
         self.seconds: dict[str, float] = defaultdict(float)
         self.lm_rows = 0
+        self.batches_total = 0
+        self.paused = False
         self._precision = victim.precision
         self._started: float | None = None
         forward, encode = victim._forward, victim.encode
@@ -100,7 +103,8 @@ class Recorder:
         self._started = time.perf_counter()
 
     def _model_end(self, module, args, output):
-        self.seconds["model"] += time.perf_counter() - self._started
+        if not self.paused:  # the floors run the same model: not the attack's time
+            self.seconds["model"] += time.perf_counter() - self._started
 
     def close(self):
         for h in self.hooks:
@@ -113,28 +117,55 @@ def records_digest(records) -> str:
     return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16]
 
 
+def per_position_best_scores(ctx, indices):
+    """PWWS before the change (the baseline of `--variants per-position`): one victim request per position."""
+    goal, best = ctx.goal, np.full(len(indices), np.nan)
+    neighbours = ctx.neighbours(ctx.original, indices)
+    for n, i in enumerate(indices):
+        if neighbours[i] and not goal.search_over:
+            results = goal.evaluate(neighbours[i])
+            if results:
+                best[n] = max(r.score for r in results)
+    return best
+
+
 def measure(recipe: str, model, tok, examples, warmup, mode: str, precision: str, mlm, args,
-            pad_multiple: int | None) -> tuple[dict, list]:
+            pad_multiple: int | None, variant: str = "current") -> tuple[dict, list]:
     victim = Victim(model, tok, "sst2", batch_size=args.batch_size, precision=precision, mode=MODES[mode],
                     pad_to_multiple_of=pad_multiple)
     attack = build_attack(recipe, victim, mlm=mlm,
                           overrides={"query_budget": args.query_budget} if args.query_budget else None)
+    if variant == "per-position":
+        attack.search._best_scores = per_position_best_scores
     attack.run(warmup, 0, 0)  # lazy resources (WordNet, USE, tagger) load outside the timing
     victim.clear_cache()
     for c in attack.constraints:  # the sentence encoder's cache is shared by the process: every run starts cold
         if isinstance(getattr(c, "encoder", None), CachedEncoder):
+            c.encoder(["the encoder loads its weights on first use"])  # a short warm-up text skips the window
             c.encoder.cache.clear()
     recorder = Recorder(victim, attack)
-    start = time.perf_counter()
-    records = [attack.run(e, i, 0) for i, e in enumerate(examples)]
-    wall = time.perf_counter() - start
+    records, wall, as_called, ideal = [], 0.0, 0.0, 0.0
+    for i, e in enumerate(examples):
+        start = time.perf_counter()
+        records.append(attack.run(e, i, 0))
+        wall += time.perf_counter() - start
+        if mode == "fast":
+            # The floors right after each example, on the same model and precision: the attack and its floor
+            # see the same load, which on a shared machine changes from one second to the next.
+            recorder.paused = True
+            as_called += forward_seconds_by_precision(model, recorder.batches)
+            ideal += forward_seconds(model, length_grouped(tok, list(dict.fromkeys(recorder.rows)), args.batch_size,
+                                                           victim.max_length, pad_multiple), precision)
+            recorder.batches_total += len(recorder.batches)
+            recorder.batches, recorder.rows, recorder.paused = [], [], False
     recorder.close()
     s = summarize(records)
     attacked = s["num_succeeded"] + s["num_failed"]
-    row = {"recipe": recipe, "mode": mode, "precision": precision, "pad_multiple": pad_multiple,
+    row = {"recipe": recipe, "variant": variant, "mode": mode, "precision": precision, "pad_multiple": pad_multiple,
            "examples": len(examples), "attacked": attacked, "wall_s": round(wall, 3),
            "s_per_attacked_example": round(wall / attacked, 3) if attacked else None,
-           "rows_forwarded": victim.total_forward_rows, "forward_calls": len(recorder.batches),
+           "rows_forwarded": victim.total_forward_rows,
+           "forward_calls": recorder.batches_total + len(recorder.batches),
            "queries_textattack": sum(r.queries for r in records),
            "queries_distinct": sum(r.distinct_queries for r in records),
            "attack_success_rate": s["attack_success_rate"], "accuracy_under_attack": s["accuracy_under_attack"],
@@ -147,10 +178,6 @@ def measure(recipe: str, model, tok, examples, warmup, mode: str, precision: str
     if recorder.lm_rows:
         row["lm_scorer_rows_upper_bound"] = recorder.lm_rows
     if mode == "fast":
-        # The floors, right after the attack, on the same model and precision (interleaved with the attacks).
-        as_called = forward_seconds_by_precision(model, recorder.batches)
-        ideal = forward_seconds(model, length_grouped(tok, list(dict.fromkeys(recorder.rows)), args.batch_size,
-                                                      victim.max_length, pad_multiple), precision)
         row.update({"floor_as_called_s": round(as_called, 3), "floor_ideal_s": round(ideal, 3),
                     "x_floor_as_called": round(wall / as_called, 2), "x_floor_ideal": round(wall / ideal, 2),
                     "model_x_floor_ideal": round(secs.get("model", 0.0) / ideal, 2)})
@@ -213,22 +240,30 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--pad-multiples", type=int, nargs="+", default=[0],
                     help="victim pads lengths to a multiple of each (0: to the batch's longest only)")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--variants", nargs="+", default=["current"], choices=["current", "per-position"],
+                    help="per-position: PWWS scoring one position per victim request (the code before batching)")
+    ap.add_argument("--threads", type=int, nargs="+", default=[1],
+                    help="torch threads (attacks: the first; the precision probe: each, interleaved)")
     ap.add_argument("--mlm", default=None)
     ap.add_argument("--query-budget", type=int, default=None, help="same per-example budget (TextAttack unit)")
     ap.add_argument("--name", default="attack_speed", help="results/<name>.json")
     ap.add_argument("--precision-probe", action="store_true",
                     help="instead of attacks: forward time per row in fp32 and bf16 over many distinct lengths")
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads[0])
     load_before = load_average()
     command = "python benchmarks/" + Path(__file__).name + " " + " ".join(sys.argv[1:])
     torch.manual_seed(0)  # an alias such as minilm gets a freshly initialised head: the same one every run
     model, tok = load_classifier(resolve(args.model).model, label_names=get_task("sst2").label_names)
     model.eval()
     if args.precision_probe:
-        rows = [r for m in args.pad_multiples
-                for r in precision_probe(model, tok, list(range(12, 60, 4)), [1, 16, 64], m or None)]
+        rows = []
+        for repeat in range(args.repeats):
+            for threads in args.threads:
+                torch.set_num_threads(threads)
+                for m in args.pad_multiples:
+                    probe = precision_probe(model, tok, list(range(12 + repeat, 60, 4)), [1, 16, 64], m or None)
+                    rows += [{**r, "threads": threads, "repeat": repeat} for r in probe]
         save(args.name, {"command": command, "model": args.model, "threads": args.threads,
                          "load_average_before": load_before, "load_average_after": load_average(),
                          "precision_probe": rows})
@@ -245,15 +280,15 @@ def main() -> None:
         for recipe in args.recipes:
             for mode in args.modes:
                 for precision in (args.precisions if mode == "fast" else ["fp32"]):
-                    for multiple in args.pad_multiples:
+                    for multiple, variant in [(m, v) for m in args.pad_multiples for v in args.variants]:
                         row, records = measure(recipe, model, tok, examples, warmup, mode, precision, mlm, args,
-                                               multiple or None)
+                                               multiple or None, variant)
                         row["repeat"] = repeat
                         runs.append(row)
                         digests[(recipe, precision)].add(row["records_digest"])
                         floor = (f", {row['x_floor_ideal']}x ideal floor / {row['x_floor_as_called']}x as called"
                                  if mode == "fast" else "")
-                        print(f"{recipe:11s} {mode:14s} {precision:5s} pad {multiple:2d} rep {repeat}: "
+                        print(f"{recipe:11s} {variant:12s} {mode:5s} {precision:5s} pad {multiple:2d} rep {repeat}: "
                               f"{row['s_per_attacked_example']} s/attacked ex{floor}, {row['rows_forwarded']} rows, "
                               f"{row['seconds']}", flush=True)
     save(args.name, {"command": command, "model": args.model, "recipes": args.recipes, "task": "sst2",
