@@ -247,6 +247,7 @@ def main() -> None:
     ap.add_argument("--mlm", default=None)
     ap.add_argument("--query-budget", type=int, default=None, help="same per-example budget (TextAttack unit)")
     ap.add_argument("--name", default="attack_speed", help="results/<name>.json")
+    ap.add_argument("--probe-batches", type=int, nargs="+", default=[1, 16, 64], help="batch sizes of the probe")
     ap.add_argument("--precision-probe", action="store_true",
                     help="instead of attacks: forward time per row in fp32 and bf16 over many distinct lengths")
     args = ap.parse_args()
@@ -262,7 +263,7 @@ def main() -> None:
             for threads in args.threads:
                 torch.set_num_threads(threads)
                 for m in args.pad_multiples:
-                    probe = precision_probe(model, tok, list(range(12 + repeat, 60, 4)), [1, 16, 64], m or None)
+                    probe = precision_probe(model, tok, list(range(12 + repeat, 60, 4)), args.probe_batches, m or None)
                     rows += [{**r, "threads": threads, "repeat": repeat} for r in probe]
         save(args.name, {"command": command, "model": args.model, "threads": args.threads,
                          "load_average_before": load_before, "load_average_after": load_average(),
