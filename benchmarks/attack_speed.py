@@ -55,7 +55,7 @@ class Recorder:
         self.batches: list[tuple[dict, str]] = []  # (tokenised batch, precision it ran in)
         self.rows: list[tuple[str, str | None]] = []
         self.seconds: dict[str, float] = defaultdict(float)
-        self.lm_rows = 0
+        self.lm_words = 0
         self.batches_total = 0
         self.paused = False
         self._precision = victim.precision
@@ -84,7 +84,7 @@ class Recorder:
                 score = scorer.score
 
                 def counted(texts, score=score):
-                    self.lm_rows += sum(len(t.split()) for t in texts)  # one masked copy per word (upper bound)
+                    self.lm_words += sum(len(t.split()) for t in texts)  # each word: >= 1 masked copy (one per piece)
                     return self._timed("lm_scorer", score, texts)
 
                 scorer.score = counted
@@ -175,8 +175,8 @@ def measure(recipe: str, model, tok, examples, warmup, mode: str, precision: str
                                                                                         "constraint")))
     row["seconds"] = {k: round(v, 3) for k, v in sorted(secs.items())}
     row["seconds"]["other"] = round(wall - accounted, 3)
-    if recorder.lm_rows:
-        row["lm_scorer_rows_upper_bound"] = recorder.lm_rows
+    if recorder.lm_words:
+        row["lm_scorer_words_scored"] = recorder.lm_words
     if mode == "fast":
         row.update({"floor_as_called_s": round(as_called, 3), "floor_ideal_s": round(ideal, 3),
                     "x_floor_as_called": round(wall / as_called, 2), "x_floor_ideal": round(wall / ideal, 2),
