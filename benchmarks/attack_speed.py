@@ -232,7 +232,7 @@ def precision_probe(model, tok, lengths: list[int], batch_sizes: list[int], pad_
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="minilm", help="run folder, model folder or alias (minilm: random head)")
-    ap.add_argument("--recipes", nargs="+", default=["pwws"], choices=sorted(set(RECIPES) - {"ascc"}))
+    ap.add_argument("--recipes", "--recipe", nargs="+", default=["pwws"], choices=sorted(set(RECIPES) - {"ascc"}))
     ap.add_argument("--n", type=int, default=20, help="examples per mode (SST-2 dev, seeded)")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--modes", nargs="+", default=["fast"], choices=list(MODES))
