@@ -1,73 +1,216 @@
-"""Attack speed of the victim's modes on the same examples: seconds per attacked example, rows forwarded
-through the model, and queries in both units.
+"""Attack speed against its forward floor: seconds per attacked example, where they go, and the raw model
+time of the very same inputs, all measured in one process, interleaved, each repeated.
 
-Modes (all run our own engine: the search, transformation and constraints are identical, only the
-victim's model calls differ):
-- fast: batched, cached, each batch padded to its longest row (the default victim);
-- one-at-a-time: one query per forward pass, no cache (an unoptimised caller);
-- pad-to-max-length: batched and cached, but every query padded to the model maximum, which is the
-  padding cost TextAttack's HuggingFaceModelWrapper pays (padding="max_length"). It is not TextAttack:
-  TextAttack cannot be installed next to transformers 5, so its own overheads are not measured here.
-Each mode runs at each requested precision, `--repeats` times, each time with a fresh victim (cold
-cache) after a warm-up example outside the measured set, so lazy resources load outside the timing.
+For every (recipe, mode, precision) and repeat, a fresh victim attacks the same seeded SST-2 dev examples
+(after a warm-up example outside the set, so lazy resources load outside the timing); right after each
+example, on the same model and precision, two floors of that example's inputs are timed:
+- floor_as_called: the victim's own batches (same rows, same batch composition, same lengths and padding),
+  already tokenised, through the model with nothing around it. attack / floor_as_called is the Python,
+  tokenisation and constraint overhead the engine adds;
+- floor_ideal: the example's distinct forwarded rows, length-grouped into batches of `--batch-size`,
+  padded to the longest: the issue's floor (what the forwards alone would cost with perfect batching).
+Breakdown of the attack's wall time: model (forward hooks on the victim), victim (tokenise + model +
+softmax), transformation, each constraint (POS tagger, sentence encoder, LM filter: their own models
+included) and the LM filter's scorer alone; 'other' is the rest (search, bookkeeping).
+
+Victim modes (our own engine; only the victim's model calls differ): fast (batched, cached, padded to each
+batch's longest), one-at-a-time (no batching, no cache), pad-to-max-length (TextAttack's padding cost).
 In fp32 every mode must return the same records (the JSON says whether they did).
 
-    python benchmarks/attack_speed.py --model minilm --recipe pwws --n 20 --repeats 2 --query-budget 60
+    nice -n 10 python benchmarks/attack_speed.py --model RUN --recipes pwws textfooler --n 20 --repeats 2
+    python benchmarks/attack_speed.py --precision-probe [--pad-multiple 8]
 
-Prints a table and saves benchmarks/results/attack_speed.json.
+Prints a table and saves benchmarks/results/<name>.json with the load average before and after.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import save  # noqa: E402
+from common import forward_seconds, length_grouped, load_average, save  # noqa: E402
+from robustft.attacks.constraints.similarity import CachedEncoder  # noqa: E402
 from robustft.attacks.recipes import RECIPES, build_attack  # noqa: E402
 from robustft.attacks.results import summarize  # noqa: E402
 from robustft.attacks.victim import MODES, Victim  # noqa: E402
 from robustft.data.tasks import get_task, load_examples  # noqa: E402
 from robustft.models.factory import load_classifier  # noqa: E402
+from robustft.runs import resolve  # noqa: E402
 
 
-def measure(recipe: str, model, tok, examples, warmup, mode: str, precision: str, mlm, batch_size: int,
-            budget: int | None) -> tuple[dict, list]:
-    victim = Victim(model, tok, "sst2", batch_size=batch_size, precision=precision, mode=MODES[mode])
-    attack = build_attack(recipe, victim, mlm=mlm, overrides={"query_budget": budget} if budget else None)
+class Recorder:
+    """Wraps one victim and attack (instance attributes only) to keep the batches the victim forwarded and
+    the seconds spent in the model, the victim, the transformation, each constraint and the LM scorer."""
+
+    def __init__(self, victim: Victim, attack):
+        self.batches: list[tuple[dict, str]] = []  # (tokenised batch, precision it ran in)
+        self.rows: list[tuple[str, str | None]] = []
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.lm_words = 0
+        self.batches_total = 0
+        self.paused = False
+        self._precision = victim.precision
+        self._started: float | None = None
+        forward, encode = victim._forward, victim.encode
+
+        def timed_forward(keys, precision=None):
+            self._precision = precision or victim.precision
+            return self._timed("victim", forward, keys, precision)
+
+        def recording_encode(keys):
+            enc = encode(keys)
+            self.batches.append((dict(enc), self._precision))
+            self.rows += keys
+            return enc
+
+        victim._forward, victim.encode = timed_forward, recording_encode
+        self.hooks = [victim.model.register_forward_pre_hook(self._model_start),
+                      victim.model.register_forward_hook(self._model_end)]
+        transformation = attack.transformation
+        transformation.candidates = self._wrap("transformation", transformation.candidates)
+        for n, c in enumerate(attack.constraints):
+            c.filter = self._wrap(f"constraint:{n}:{c.name}", c.filter)
+            scorer = getattr(c, "scorer", None)
+            if scorer is not None and hasattr(scorer, "score"):
+                score = scorer.score
+
+                def counted(texts, score=score):
+                    self.lm_words += sum(len(t.split()) for t in texts)  # each word: >= 1 masked copy (one per piece)
+                    return self._timed("lm_scorer", score, texts)
+
+                scorer.score = counted
+
+    def _timed(self, name, fn, *args):
+        start = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            self.seconds[name] += time.perf_counter() - start
+
+    def _wrap(self, name, fn):
+        return lambda *args: self._timed(name, fn, *args)
+
+    def _model_start(self, module, args):
+        self._started = time.perf_counter()
+
+    def _model_end(self, module, args, output):
+        if not self.paused:  # the floors run the same model: not the attack's time
+            self.seconds["model"] += time.perf_counter() - self._started
+
+    def close(self):
+        for h in self.hooks:
+            h.remove()
+
+
+def records_digest(records) -> str:
+    """What must not change with a speed change: result, adversarial text, prediction, queries in both units."""
+    rows = [(r.result, r.adversarial, r.adversarial_pred, r.queries, r.distinct_queries) for r in records]
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16]
+
+
+def per_position_best_scores(ctx, indices):
+    """PWWS before the change (the baseline of `--variants per-position`): one victim request per position."""
+    goal, best = ctx.goal, np.full(len(indices), np.nan)
+    neighbours = ctx.neighbours(ctx.original, indices)
+    for n, i in enumerate(indices):
+        if neighbours[i] and not goal.search_over:
+            results = goal.evaluate(neighbours[i])
+            if results:
+                best[n] = max(r.score for r in results)
+    return best
+
+
+def measure(recipe: str, model, tok, examples, warmup, mode: str, precision: str, mlm, args,
+            pad_multiple: int | None, variant: str = "current") -> tuple[dict, list]:
+    victim = Victim(model, tok, "sst2", batch_size=args.batch_size, precision=precision, mode=MODES[mode],
+                    pad_to_multiple_of=pad_multiple)
+    attack = build_attack(recipe, victim, mlm=mlm,
+                          overrides={"query_budget": args.query_budget} if args.query_budget else None)
+    if variant == "per-position":
+        attack.search._best_scores = per_position_best_scores
     attack.run(warmup, 0, 0)  # lazy resources (WordNet, USE, tagger) load outside the timing
     victim.clear_cache()
-    start = time.perf_counter()
-    records = [attack.run(e, i, 0) for i, e in enumerate(examples)]
-    wall = time.perf_counter() - start
+    for c in attack.constraints:  # the sentence encoder's cache is shared by the process: every run starts cold
+        if isinstance(getattr(c, "encoder", None), CachedEncoder):
+            c.encoder(["the encoder loads its weights on first use"])  # a short warm-up text skips the window
+            c.encoder.cache.clear()
+    recorder = Recorder(victim, attack)
+    records, wall, as_called, ideal = [], 0.0, 0.0, 0.0
+    for i, e in enumerate(examples):
+        start = time.perf_counter()
+        records.append(attack.run(e, i, 0))
+        wall += time.perf_counter() - start
+        if mode == "fast":
+            # The floors right after each example, on the same model and precision: the attack and its floor
+            # see the same load, which on a shared machine changes from one second to the next.
+            recorder.paused = True
+            as_called += forward_seconds_by_precision(model, recorder.batches)
+            ideal += forward_seconds(model, length_grouped(tok, list(dict.fromkeys(recorder.rows)), args.batch_size,
+                                                           victim.max_length, pad_multiple), precision)
+            recorder.batches_total += len(recorder.batches)
+            recorder.batches, recorder.rows, recorder.paused = [], [], False
+    recorder.close()
     s = summarize(records)
     attacked = s["num_succeeded"] + s["num_failed"]
-    return {"mode": mode, "precision": precision, "examples": len(examples), "attacked": attacked,
-            "wall_s": round(wall, 2), "s_per_example": round(wall / len(examples), 3),
-            "s_per_attacked_example": round(wall / attacked, 3) if attacked else None,
-            "rows_forwarded": victim.total_forward_rows,
-            "queries_textattack": sum(r.queries for r in records),
-            "queries_distinct": sum(r.distinct_queries for r in records),
-            "avg_num_queries": s["avg_num_queries"], "avg_num_distinct_queries": s["avg_num_distinct_queries"],
-            "attack_success_rate": s["attack_success_rate"],
-            "accuracy_under_attack": s["accuracy_under_attack"]}, records
+    row = {"recipe": recipe, "variant": variant, "mode": mode, "precision": precision, "pad_multiple": pad_multiple,
+           "examples": len(examples), "attacked": attacked, "wall_s": round(wall, 3),
+           "s_per_attacked_example": round(wall / attacked, 3) if attacked else None,
+           "rows_forwarded": victim.total_forward_rows,
+           "forward_calls": recorder.batches_total + len(recorder.batches),
+           "queries_textattack": sum(r.queries for r in records),
+           "queries_distinct": sum(r.distinct_queries for r in records),
+           "attack_success_rate": s["attack_success_rate"], "accuracy_under_attack": s["accuracy_under_attack"],
+           "records_digest": records_digest(records)}
+    secs = dict(recorder.seconds)
+    accounted = secs.get("victim", 0.0) + sum(v for k, v in secs.items() if k.startswith(("transformation",
+                                                                                        "constraint")))
+    row["seconds"] = {k: round(v, 3) for k, v in sorted(secs.items())}
+    row["seconds"]["other"] = round(wall - accounted, 3)
+    if recorder.lm_words:
+        row["lm_scorer_words_scored"] = recorder.lm_words
+    if mode == "fast":
+        row.update({"floor_as_called_s": round(as_called, 3), "floor_ideal_s": round(ideal, 3),
+                    "x_floor_as_called": round(wall / as_called, 2), "x_floor_ideal": round(wall / ideal, 2),
+                    "model_x_floor_ideal": round(secs.get("model", 0.0) / ideal, 2)})
+        if "lm_scorer" in secs:
+            row["lm_scorer_x_victim_model"] = round(secs["lm_scorer"] / max(secs.get("model", 0.0), 1e-9), 2)
+    return row, records
 
 
-def precision_probe(model, tok, lengths: list[int], batch_sizes: list[int]) -> list[dict]:
+def forward_seconds_by_precision(model, batches: list[tuple[dict, str]]) -> float:
+    total, i = 0.0, 0
+    while i < len(batches):  # consecutive runs of one precision (the fp32 re-checks interleave with bf16)
+        j = i
+        while j < len(batches) and batches[j][1] == batches[i][1]:
+            j += 1
+        total += forward_seconds(model, [b for b, _ in batches[i:j]], batches[i][1])
+        i = j
+    return total
+
+
+def precision_probe(model, tok, lengths: list[int], batch_sizes: list[int], pad_multiple: int | None) -> list[dict]:
     """Forward time per row in fp32 and bf16 autocast for batches of each length: the first call at a
     length (a shape the CPU kernels have not seen) and the mean of two more calls at the same shape.
 
     Dynamic padding gives nearly every batch of an attack a new sequence length; if a precision pays a
-    per-shape set-up cost, it shows as first-call time well above the warm time."""
+    per-shape set-up cost, it shows as first-call time well above the warm time. With `pad_multiple`,
+    lengths are rounded up to it first (the victim's bucketing), so fewer distinct shapes occur."""
     rows = []
     for precision in ("fp32", "bf16"):
         for batch in batch_sizes:
             first, warm = 0.0, 0.0
             for length in lengths:
+                if pad_multiple:
+                    length = -(-length // pad_multiple) * pad_multiple
                 ids = torch.full((batch, length), tok.convert_tokens_to_ids("the"))
                 inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
                 with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
@@ -80,7 +223,7 @@ def precision_probe(model, tok, lengths: list[int], batch_sizes: list[int]) -> l
                     warm += (time.perf_counter() - start) / 2
             n = batch * len(lengths)
             rows.append({"precision": precision, "batch_size": batch, "lengths": f"{lengths[0]}..{lengths[-1]}",
-                         "first_call_ms_per_row": round(1000 * first / n, 3),
+                         "pad_multiple": pad_multiple, "first_call_ms_per_row": round(1000 * first / n, 3),
                          "warm_call_ms_per_row": round(1000 * warm / n, 3)})
             print(rows[-1], flush=True)
     return rows
@@ -89,54 +232,72 @@ def precision_probe(model, tok, lengths: list[int], batch_sizes: list[int]) -> l
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="minilm", help="run folder, model folder or alias (minilm: random head)")
-    ap.add_argument("--recipe", default="pwws", choices=sorted(set(RECIPES) - {"ascc"}))
+    ap.add_argument("--recipes", "--recipe", nargs="+", default=["pwws"], choices=sorted(set(RECIPES) - {"ascc"}))
     ap.add_argument("--n", type=int, default=20, help="examples per mode (SST-2 dev, seeded)")
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
+    ap.add_argument("--modes", nargs="+", default=["fast"], choices=list(MODES))
     ap.add_argument("--precisions", nargs="+", default=["fp32", "bf16"], help="for the fast mode")
     ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--pad-multiples", type=int, nargs="+", default=[0],
+                    help="victim pads lengths to a multiple of each (0: to the batch's longest only)")
+    ap.add_argument("--variants", nargs="+", default=["current"], choices=["current", "per-position"],
+                    help="per-position: PWWS scoring one position per victim request (the code before batching)")
+    ap.add_argument("--threads", type=int, nargs="+", default=[1],
+                    help="torch threads (attacks: the first; the precision probe: each, interleaved)")
     ap.add_argument("--mlm", default=None)
     ap.add_argument("--query-budget", type=int, default=None, help="same per-example budget (TextAttack unit)")
     ap.add_argument("--name", default="attack_speed", help="results/<name>.json")
+    ap.add_argument("--probe-batches", type=int, nargs="+", default=[1, 16, 64], help="batch sizes of the probe")
     ap.add_argument("--precision-probe", action="store_true",
                     help="instead of attacks: forward time per row in fp32 and bf16 over many distinct lengths")
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
-    from robustft.evaluate.command import resolve_saved_model
-
+    torch.set_num_threads(args.threads[0])
+    load_before = load_average()
+    command = "python benchmarks/" + Path(__file__).name + " " + " ".join(sys.argv[1:])
     torch.manual_seed(0)  # an alias such as minilm gets a freshly initialised head: the same one every run
-    model, tok = load_classifier(resolve_saved_model(args.model)[0], label_names=get_task("sst2").label_names)
+    model, tok = load_classifier(resolve(args.model).model, label_names=get_task("sst2").label_names)
     model.eval()
     if args.precision_probe:
-        rows = precision_probe(model, tok, list(range(12, 60, 4)), [1, 16, 64])
-        save(args.name, {"command": "python benchmarks/" + Path(__file__).name + " " + " ".join(sys.argv[1:]),
-                         "model": args.model, "threads": args.threads, "precision_probe": rows})
+        rows = []
+        for repeat in range(args.repeats):
+            for threads in args.threads:
+                torch.set_num_threads(threads)
+                for m in args.pad_multiples:
+                    probe = precision_probe(model, tok, list(range(12 + repeat, 60, 4)), args.probe_batches, m or None)
+                    rows += [{**r, "threads": threads, "repeat": repeat} for r in probe]
+        save(args.name, {"command": command, "model": args.model, "threads": args.threads,
+                         "load_average_before": load_before, "load_average_after": load_average(),
+                         "precision_probe": rows})
         return
     examples = load_examples("sst2", "dev", n=args.n + 1, seed=0)
     warmup, examples = examples[0], examples[1:]
     mlm = None
-    if args.recipe in ("bert-attack", "genetic"):
+    if {"bert-attack", "genetic"} & set(args.recipes):
         from robustft.models.mlm import load_masked_lm
 
         mlm = load_masked_lm(args.mlm)
-    runs, outputs = [], {}
+    runs, digests = [], defaultdict(set)
     for repeat in range(args.repeats):
-        for mode in args.modes:
-            for precision in (args.precisions if mode == "fast" else ["fp32"]):
-                row, records = measure(args.recipe, model, tok, examples, warmup, mode, precision, mlm,
-                                       args.batch_size, args.query_budget)
-                row["repeat"] = repeat
-                runs.append(row)
-                outputs[(mode, precision)] = [(r.result, r.adversarial, r.queries) for r in records]
-                print(f"{mode:18s} {precision:5s} rep {repeat}: {row['s_per_attacked_example']} s/attacked ex, "
-                      f"{row['rows_forwarded']} rows, queries {row['queries_textattack']} (TextAttack) / "
-                      f"{row['queries_distinct']} (distinct)", flush=True)
-    fp32 = [v for (mode, p), v in outputs.items() if p == "fp32"]
-    save(args.name, {"command": "python benchmarks/" + Path(__file__).name + " " + " ".join(sys.argv[1:]),
-                     "model": args.model, "recipe": args.recipe, "task": "sst2", "split": "dev", "seed": 0,
-                     "batch_size": args.batch_size, "query_budget": args.query_budget,
-                     "query_budget_unit": "textattack", "fp32_modes_same_records": all(v == fp32[0] for v in fp32),
+        for recipe in args.recipes:
+            for mode in args.modes:
+                for precision in (args.precisions if mode == "fast" else ["fp32"]):
+                    for multiple, variant in [(m, v) for m in args.pad_multiples for v in args.variants]:
+                        row, records = measure(recipe, model, tok, examples, warmup, mode, precision, mlm, args,
+                                               multiple or None, variant)
+                        row["repeat"] = repeat
+                        runs.append(row)
+                        digests[(recipe, precision)].add(row["records_digest"])
+                        floor = (f", {row['x_floor_ideal']}x ideal floor / {row['x_floor_as_called']}x as called"
+                                 if mode == "fast" else "")
+                        print(f"{recipe:11s} {variant:12s} {mode:5s} {precision:5s} pad {multiple:2d} rep {repeat}: "
+                              f"{row['s_per_attacked_example']} s/attacked ex{floor}, {row['rows_forwarded']} rows, "
+                              f"{row['seconds']}", flush=True)
+    save(args.name, {"command": command, "model": args.model, "recipes": args.recipes, "task": "sst2",
+                     "split": "dev", "seed": 0, "batch_size": args.batch_size, "pad_multiples": args.pad_multiples,
+                     "query_budget": args.query_budget, "query_budget_unit": "textattack",
+                     "load_average_before": load_before, "load_average_after": load_average(),
+                     "same_records_across_modes_and_repeats": {f"{r}/{p}": len(d) == 1
+                                                               for (r, p), d in digests.items()},
                      "runs": runs})
 
 

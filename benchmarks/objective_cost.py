@@ -4,7 +4,9 @@ extra memory, MiniLM, one fixed class-balanced IMDB batch, bf16 autocast as in t
     python benchmarks/objective_cost.py [--batch 8] [--max_length 128] [--steps 3] [--threads 1]
     python benchmarks/objective_cost.py --methods freelbpp --method_args '{"steps": 10}' --output freelb_graph
 
-Each objective runs in a fresh subprocess so memory peaks do not mix. Memory: on CPU the peak resident
+Each objective runs in a fresh subprocess so memory peaks do not mix. In the same subprocess, after each
+objective step, the floor (a plain cross-entropy forward + backward of the same model and batch) is timed:
+`x_floor` = objective step / floor, a ratio that holds on a loaded machine. Memory: on CPU the peak resident
 set size, sampled every 5 ms, minus the resident size just before the objective's set-up (so RIFT's
 frozen teacher counts); on CUDA the peak allocated bytes minus the allocation before set-up. On a shared
 machine compare rows of one run (the load average is saved with the numbers).
@@ -53,9 +55,9 @@ class PeakRss:
 def measure(method: str, batch_size: int, max_length: int, steps: int, threads: int, method_args: dict) -> dict:
     import torch
 
-    from robustft.data.batching import collate, encode
+    from robustft import runtime
+    from robustft.data.batching import collate, encode, model_inputs
     from robustft.data.tasks import get_task, load_examples
-    from robustft.evaluate.clean import autocast
     from robustft.models.factory import load_classifier
     from robustft.train.objectives import build_objective
     from robustft.train.objectives.base import TrainContext
@@ -78,10 +80,19 @@ def measure(method: str, batch_size: int, max_length: int, steps: int, threads: 
         objective.setup(model, TrainContext(tok, task, "minilm", device=device))
         modules = [model, *objective.modules().values()]
         optimizer = torch.optim.AdamW([p for m in modules for p in m.parameters() if p.requires_grad], lr=2e-5)
-        times = []
+        times, floor_times = [], []
+
+        def floor_step() -> None:
+            """The floor: plain cross-entropy forward + backward of the same model and batch (no optimizer
+            step, so the objective's weights are left alone), interleaved with the objective's steps."""
+            with runtime.autocast(device, "bf16"):
+                logits = model(**model_inputs(batch)).logits
+            torch.nn.functional.cross_entropy(logits.float(), batch["labels"]).backward()
+            model.zero_grad(set_to_none=True)
+
         for step in range(steps + 1):  # the first step warms up and is not timed
             started = time.perf_counter()
-            with autocast(device, True):
+            with runtime.autocast(device, "bf16"):
                 loss, _ = objective.loss(model, batch)
             loss.backward()
             optimizer.step()
@@ -90,9 +101,16 @@ def measure(method: str, batch_size: int, max_length: int, steps: int, threads: 
                 torch.cuda.synchronize()
             if step:
                 times.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            floor_step()
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            if step:
+                floor_times.append(time.perf_counter() - started)
     peak = (torch.cuda.max_memory_allocated() if device.type == "cuda" else rss.peak) - before
     row = {"method": method, "method_args": method_args, "seconds_per_step": sum(times) / len(times),
-           "step_seconds": times,
+           "step_seconds": times, "floor_forward_backward_s": sum(floor_times) / len(floor_times),
+           "x_floor": round(sum(times) / sum(floor_times), 2),
            "peak_extra_mb": peak / 2**20, "device": device.type, "final_loss": loss.item()}
     if hasattr(objective, "teacher_bytes"):
         row["teacher_mb"] = objective.teacher_bytes / 2**20
@@ -120,7 +138,7 @@ def main() -> None:
     sys.path.insert(0, os.path.dirname(__file__))
     from common import save
 
-    rows = []
+    rows, load_before = [], os.getloadavg()[0]
     for method in args.methods.split(","):
         out = subprocess.run([sys.executable, __file__, "--one", method, "--batch", str(args.batch), "--max_length",
                               str(args.max_length), "--steps", str(args.steps), "--threads", str(args.threads),
@@ -128,14 +146,16 @@ def main() -> None:
                              capture_output=True, text=True, check=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append(row)
-        print(f"{method:10s} {row['seconds_per_step']:7.2f} s/step  peak +{row['peak_extra_mb']:7.0f} MiB", flush=True)
+        print(f"{method:10s} {row['seconds_per_step']:7.2f} s/step ({row['x_floor']}x its floor) "
+              f"peak +{row['peak_extra_mb']:7.0f} MiB", flush=True)
     base = next((r for r in rows if r["method"] == "standard"), rows[0])
     for row in rows:
         row["time_vs_standard"] = round(row["seconds_per_step"] / base["seconds_per_step"], 2)
         row["memory_vs_standard"] = round(row["peak_extra_mb"] / max(base["peak_extra_mb"], 1e-9), 2)
     save(args.output, {"model": "minilm", "task": "imdb", "batch_size": args.batch,
-                            "threads_per_run": args.threads, "max_length": args.max_length, "padding": "max_length",
-                            "bf16_autocast": True, "timed_steps": args.steps, "rows": rows})
+                       "threads_per_run": args.threads, "max_length": args.max_length, "padding": "max_length",
+                       "bf16_autocast": True, "timed_steps": args.steps,
+                       "load_average_before": load_before, "load_average_after": os.getloadavg()[0], "rows": rows})
 
 
 if __name__ == "__main__":

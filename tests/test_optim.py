@@ -92,3 +92,34 @@ def test_unknown_schedule_is_a_config_error():
     model, _ = tiny_bert(2, seed=0)
     with pytest.raises(ConfigError):
         build_optimizer({"model": model}, config(lr_schedule="cosine"), 3, build_objective("standard"))
+
+
+def test_adamw_is_fused_on_cpu_and_steps_like_the_foreach_adamw():
+    import torch
+
+    from robustft.train.objectives.base import Objective
+
+    model, tok = tiny_bert(2, seed=0)
+    model.eval()  # no dropout: both optimizers see the same gradients
+    reference = {k: v.clone() for k, v in model.state_dict().items()}
+    optimizer, _ = build_optimizer({"model": model}, config(), 3, Objective())
+    assert optimizer.defaults["fused"] is True
+    batch = tok(["a good film", "a bad one"], return_tensors="pt")
+
+    def steps(opt):
+        for _ in range(3):
+            loss = torch.nn.functional.cross_entropy(model(**batch).logits, torch.tensor([1, 0]))
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        return {k: v.clone() for k, v in model.named_parameters()}
+
+    fused = steps(optimizer)
+    model.load_state_dict(reference)
+    groups = [{"params": g["params"], "weight_decay": g["weight_decay"]} for g in optimizer.param_groups]
+    plain = torch.optim.AdamW(groups, lr=1e-3, fused=False, foreach=True)
+    assert not plain.param_groups[0]["fused"]
+    foreach = steps(plain)
+    assert any(not torch.equal(value, reference[name]) for name, value in foreach.items())  # it did train
+    for name, value in fused.items():
+        torch.testing.assert_close(value, foreach[name], rtol=1e-5, atol=1e-6, msg=name)

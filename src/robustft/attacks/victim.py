@@ -55,6 +55,24 @@ PADDED_TO_MAX = VictimMode(cache=True, batched=True, pad_to_max_length=True)
 MODES = {"fast": FAST, "one-at-a-time": ONE_AT_A_TIME, "pad-to-max-length": PADDED_TO_MAX}
 
 
+def pad_to_multiple(enc: dict, multiple: int, tokenizer, limit: int) -> dict:
+    """The batch padded (on the tokenizer's padding side) to the next multiple of `multiple` tokens, at most
+    `limit`: attention-masked padding, so outputs are unchanged up to float noise, while lengths fall into
+    few buckets (CPU bf16 kernels pay a set-up cost for every new shape; see docs/performance.md)."""
+    width = enc["input_ids"].shape[1]
+    target = min(-(-width // multiple) * multiple, max(limit, width))
+    if target == width:
+        return enc
+    extra = target - width
+    side = (extra, 0) if getattr(tokenizer, "padding_side", "right") == "left" else (0, extra)
+    values = {"input_ids": tokenizer.pad_token_id or 0}
+    out = dict(enc)
+    for k in ("input_ids", "attention_mask", "token_type_ids"):
+        if k in out:
+            out[k] = torch.nn.functional.pad(out[k], side, value=values.get(k, 0))
+    return out
+
+
 def _key(example: Example) -> tuple[str, str | None]:
     return example.text_a, example.text_b
 
@@ -69,11 +87,13 @@ class Victim:
 
     def __init__(self, model, tokenizer, task: Task | str, max_length: int | None = None, batch_size: int = 32,
                  precision: str = "fp32", query_budget: int | None = None, budget_unit: str = "textattack",
-                 mode: VictimMode = FAST, cache_size: int = 1 << 18):
+                 mode: VictimMode = FAST, cache_size: int = 1 << 18, pad_to_multiple_of: int | None = None):
         if budget_unit not in BUDGET_UNITS:
             raise ConfigError(f"query_budget_unit: expected one of {', '.join(BUDGET_UNITS)}, got '{budget_unit}'")
         if batch_size < 1:
             raise ConfigError(f"batch_size: must be at least 1, got {batch_size}")
+        if pad_to_multiple_of is not None and (isinstance(pad_to_multiple_of, bool) or pad_to_multiple_of < 1):
+            raise ConfigError(f"pad_to_multiple_of: must be a positive integer or None, got {pad_to_multiple_of!r}")
         if max_length is not None and max_length < 2:
             raise ConfigError(f"max_length: must be at least 2, got {max_length}")
         self.task = get_task(task) if isinstance(task, str) else task
@@ -84,6 +104,8 @@ class Victim:
         limit = min(getattr(tokenizer, "model_max_length", 512) or 512,
                     getattr(model.config, "max_position_embeddings", 512) or 512)
         self.max_length = min(max_length, limit) if max_length else limit
+        self.position_limit = limit
+        self.pad_to_multiple_of = pad_to_multiple_of
         self.batch_size = batch_size if mode.batched else 1
         self.mode = mode
         self.query_budget, self.budget_unit = query_budget, budget_unit
@@ -197,8 +219,11 @@ class Victim:
     def encode(self, keys: list[tuple[str, str | None]]) -> dict:
         a = [k[0] for k in keys]
         b = [k[1] for k in keys] if self.task.is_pair else None
-        return tokenize_pad(self.tokenizer, a, b, max_length=self.max_length,
-                            pad_to_max_length=self.mode.pad_to_max_length)
+        enc = tokenize_pad(self.tokenizer, a, b, max_length=self.max_length,
+                           pad_to_max_length=self.mode.pad_to_max_length)
+        if self.pad_to_multiple_of and not self.mode.pad_to_max_length:
+            enc = pad_to_multiple(enc, self.pad_to_multiple_of, self.tokenizer, self.position_limit)
+        return enc
 
     def token_length(self, example: Example) -> int:
         """Number of tokens of an example before truncation (to report inputs longer than the maximum)."""

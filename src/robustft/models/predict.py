@@ -19,20 +19,36 @@ from robustft.errors import ConfigError
 
 @torch.no_grad()
 def class_probs(model, tokenizer, examples: list[Example], max_length: int = 128, batch_size: int = 128,
-                precision: str = "auto", pad_to_max_length: bool = False, progress: bool = False) -> torch.Tensor:
-    """(n, num_labels) float32 probabilities on the CPU, in input order."""
+                precision: str = "auto", pad_to_max_length: bool = False, progress: bool = False,
+                pad_to_multiple_of: int | None = None) -> torch.Tensor:
+    """(n, num_labels) float32 probabilities on the CPU, in input order.
+
+    pad_to_multiple_of: each batch's width rounded up to a multiple of it (at most `max_length`), so few
+    distinct shapes reach the model (CPU bf16 kernels pay a set-up cost per new shape; docs/performance.md).
+    Padding is attention-masked: probabilities are unchanged up to float noise."""
+    if pad_to_multiple_of is not None and (isinstance(pad_to_multiple_of, bool) or pad_to_multiple_of < 1):
+        raise ConfigError(f"pad_to_multiple_of: must be a positive integer or None, got {pad_to_multiple_of!r}")
     device = runtime.model_device(model)
     items = encode(tokenizer, examples, max_length)
     probs = torch.empty(len(items), model.config.num_labels)
     was_training = model.training
     model.eval()
     for idx in tqdm(eval_batches(items, batch_size), desc="predict", disable=not progress, leave=False):
-        batch = collate([items[i] for i in idx], tokenizer.pad_token_id, max_length if pad_to_max_length else None)
+        width = max_length if pad_to_max_length else _bucket(max(len(items[i].input_ids) for i in idx),
+                                                              pad_to_multiple_of, max_length)
+        batch = collate([items[i] for i in idx], tokenizer.pad_token_id, width)
         with runtime.autocast(device, precision):
             logits = model(**runtime.to_device(model_inputs(batch), device)).logits
         probs[idx] = F.softmax(logits.float(), dim=-1).cpu()
     model.train(was_training)
     return probs
+
+
+def _bucket(width: int, multiple: int | None, limit: int) -> int | None:
+    """`width` rounded up to a multiple of `multiple`, never past `limit` (None: the batch's longest)."""
+    if not multiple:
+        return None
+    return max(width, min(-(-width // multiple) * multiple, limit))
 
 
 def accuracy(model, tokenizer, examples: list[Example], **kwargs) -> dict[str, float]:

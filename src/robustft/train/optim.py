@@ -16,8 +16,24 @@ from robustft.errors import ConfigError
 SCHEDULES = ("linear", "constant")
 
 
+FUSED_DEVICES = ("cpu", "cuda")
+
+
+def fused_supported(params: list[torch.Tensor]) -> bool:
+    """Whether AdamW's fused kernel can take these parameters (floating point, all on one CPU or CUDA device).
+
+    The fused step does the same arithmetic in one kernel per parameter group instead of a chain of foreach
+    ops: the optimizer step measured 11-23% faster on the CPU here (docs/performance.md); results agree with
+    the foreach step up to float rounding."""
+    devices = {p.device for p in params}
+    return (bool(params) and len(devices) == 1 and next(iter(devices)).type in FUSED_DEVICES
+            and all(p.is_floating_point() for p in params))
+
+
 def build_optimizer(modules: dict, cfg, steps_per_epoch: int, objective):
     """(AdamW, LambdaLR) over the trainable parameters of `modules` ({"model": ..., "objective.NAME": ...}).
+
+    AdamW runs fused (one kernel per step) where `fused_supported`, else torch's default (foreach).
 
     Weight decay: `objective.weight_decay(module_name, param_name, param, cfg.weight_decay)` per parameter.
     Schedule per optimizer step: cfg.lr_schedule ("linear": linear warm-up over cfg.warmup_ratio of the
@@ -34,8 +50,10 @@ def build_optimizer(modules: dict, cfg, steps_per_epoch: int, objective):
             if p.requires_grad:
                 rate = float(objective.weight_decay(module_name, name, p, cfg.weight_decay))
                 groups.setdefault(rate, []).append(p)
+    everything = [p for params in groups.values() for p in params]
     optimizer = torch.optim.AdamW(
-        [{"params": params, "weight_decay": rate} for rate, params in sorted(groups.items())], lr=cfg.lr
+        [{"params": params, "weight_decay": rate} for rate, params in sorted(groups.items())], lr=cfg.lr,
+        fused=fused_supported(everything) or None,
     )
     total_steps = steps_per_epoch * cfg.epochs
     warmup = int(cfg.warmup_ratio * total_steps) if kind == "linear" else 0

@@ -85,13 +85,18 @@ class GreedyWordImportance(Search):
 
     def _best_scores(self, ctx: AttackContext, indices: list[int]) -> np.ndarray:
         """Each position's best substitute score on the original text (NaN where it has none)."""
-        goal, best = ctx.goal, np.full(len(indices), np.nan)
+        best = np.full(len(indices), np.nan)
         neighbours = ctx.neighbours(ctx.original, indices)
+        if ctx.goal.search_over:
+            return best
+        # One request for every position (large batches, the forward floor), read back position by position:
+        # the same texts in the same order as one request per position, so a query budget cuts the same prefix.
+        results = ctx.goal.evaluate([t for i in indices for t in neighbours[i]])
+        at = 0
         for n, i in enumerate(indices):
-            if neighbours[i] and not goal.search_over:
-                results = goal.evaluate(neighbours[i])
-                if results:
-                    best[n] = max(r.score for r in results)
+            mine, at = results[at:at + len(neighbours[i])], at + len(neighbours[i])
+            if mine:
+                best[n] = max(r.score for r in mine)
         return best
 
     def run(self, ctx: AttackContext) -> GoalResult:
