@@ -240,6 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # OpenMP threads that spin while waiting made bf16 attacks up to 3x slower on a busy 2-core machine
+    # (docs/performance.md); passive waiting changes no result. Set before torch is imported.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "takes_overrides", False):
