@@ -73,8 +73,10 @@ class Recorder:
             return enc
 
         victim._forward, victim.encode = timed_forward, recording_encode
-        self.hooks = [victim.model.register_forward_pre_hook(self._model_start),
-                      victim.model.register_forward_hook(self._model_end)]
+        self.hooks = [
+            victim.model.register_forward_pre_hook(self._model_start),
+            victim.model.register_forward_hook(self._model_end),
+        ]
         transformation = attack.transformation
         transformation.candidates = self._wrap("transformation", transformation.candidates)
         for n, c in enumerate(attack.constraints):
@@ -129,12 +131,31 @@ def per_position_best_scores(ctx, indices):
     return best
 
 
-def measure(recipe: str, model, tok, examples, warmup, mode: str, precision: str, mlm, args,
-            pad_multiple: int | None, variant: str = "current") -> tuple[dict, list]:
-    victim = Victim(model, tok, "sst2", batch_size=args.batch_size, precision=precision, mode=MODES[mode],
-                    pad_to_multiple_of=pad_multiple)
-    attack = build_attack(recipe, victim, mlm=mlm,
-                          overrides={"query_budget": args.query_budget} if args.query_budget else None)
+def measure(
+    recipe: str,
+    model,
+    tok,
+    examples,
+    warmup,
+    mode: str,
+    precision: str,
+    mlm,
+    args,
+    pad_multiple: int | None,
+    variant: str = "current",
+) -> tuple[dict, list]:
+    victim = Victim(
+        model,
+        tok,
+        "sst2",
+        batch_size=args.batch_size,
+        precision=precision,
+        mode=MODES[mode],
+        pad_to_multiple_of=pad_multiple,
+    )
+    attack = build_attack(
+        recipe, victim, mlm=mlm, overrides={"query_budget": args.query_budget} if args.query_budget else None
+    )
     if variant == "per-position":
         attack.search._best_scores = per_position_best_scores
     attack.run(warmup, 0, 0)  # lazy resources (WordNet, USE, tagger) load outside the timing
@@ -154,33 +175,54 @@ def measure(recipe: str, model, tok, examples, warmup, mode: str, precision: str
             # see the same load, which on a shared machine changes from one second to the next.
             recorder.paused = True
             as_called += forward_seconds_by_precision(model, recorder.batches)
-            ideal += forward_seconds(model, length_grouped(tok, list(dict.fromkeys(recorder.rows)), args.batch_size,
-                                                           victim.max_length, pad_multiple), precision)
+            ideal += forward_seconds(
+                model,
+                length_grouped(
+                    tok, list(dict.fromkeys(recorder.rows)), args.batch_size, victim.max_length, pad_multiple
+                ),
+                precision,
+            )
             recorder.batches_total += len(recorder.batches)
             recorder.batches, recorder.rows, recorder.paused = [], [], False
     recorder.close()
     s = summarize(records)
     attacked = s["num_succeeded"] + s["num_failed"]
-    row = {"recipe": recipe, "variant": variant, "mode": mode, "precision": precision, "pad_multiple": pad_multiple,
-           "examples": len(examples), "attacked": attacked, "wall_s": round(wall, 3),
-           "s_per_attacked_example": round(wall / attacked, 3) if attacked else None,
-           "rows_forwarded": victim.total_forward_rows,
-           "forward_calls": recorder.batches_total + len(recorder.batches),
-           "queries_textattack": sum(r.queries for r in records),
-           "queries_distinct": sum(r.distinct_queries for r in records),
-           "attack_success_rate": s["attack_success_rate"], "accuracy_under_attack": s["accuracy_under_attack"],
-           "records_digest": records_digest(records)}
+    row = {
+        "recipe": recipe,
+        "variant": variant,
+        "mode": mode,
+        "precision": precision,
+        "pad_multiple": pad_multiple,
+        "examples": len(examples),
+        "attacked": attacked,
+        "wall_s": round(wall, 3),
+        "s_per_attacked_example": round(wall / attacked, 3) if attacked else None,
+        "rows_forwarded": victim.total_forward_rows,
+        "forward_calls": recorder.batches_total + len(recorder.batches),
+        "queries_textattack": sum(r.queries for r in records),
+        "queries_distinct": sum(r.distinct_queries for r in records),
+        "attack_success_rate": s["attack_success_rate"],
+        "accuracy_under_attack": s["accuracy_under_attack"],
+        "records_digest": records_digest(records),
+    }
     secs = dict(recorder.seconds)
-    accounted = secs.get("victim", 0.0) + sum(v for k, v in secs.items() if k.startswith(("transformation",
-                                                                                        "constraint")))
+    accounted = secs.get("victim", 0.0) + sum(
+        v for k, v in secs.items() if k.startswith(("transformation", "constraint"))
+    )
     row["seconds"] = {k: round(v, 3) for k, v in sorted(secs.items())}
     row["seconds"]["other"] = round(wall - accounted, 3)
     if recorder.lm_words:
         row["lm_scorer_words_scored"] = recorder.lm_words
     if mode == "fast":
-        row.update({"floor_as_called_s": round(as_called, 3), "floor_ideal_s": round(ideal, 3),
-                    "x_floor_as_called": round(wall / as_called, 2), "x_floor_ideal": round(wall / ideal, 2),
-                    "model_x_floor_ideal": round(secs.get("model", 0.0) / ideal, 2)})
+        row.update(
+            {
+                "floor_as_called_s": round(as_called, 3),
+                "floor_ideal_s": round(ideal, 3),
+                "x_floor_as_called": round(wall / as_called, 2),
+                "x_floor_ideal": round(wall / ideal, 2),
+                "model_x_floor_ideal": round(secs.get("model", 0.0) / ideal, 2),
+            }
+        )
         if "lm_scorer" in secs:
             row["lm_scorer_x_victim_model"] = round(secs["lm_scorer"] / max(secs.get("model", 0.0), 1e-9), 2)
     return row, records
@@ -222,9 +264,16 @@ def precision_probe(model, tok, lengths: list[int], batch_sizes: list[int], pad_
                     model(**inputs)
                     warm += (time.perf_counter() - start) / 2
             n = batch * len(lengths)
-            rows.append({"precision": precision, "batch_size": batch, "lengths": f"{lengths[0]}..{lengths[-1]}",
-                         "pad_multiple": pad_multiple, "first_call_ms_per_row": round(1000 * first / n, 3),
-                         "warm_call_ms_per_row": round(1000 * warm / n, 3)})
+            rows.append(
+                {
+                    "precision": precision,
+                    "batch_size": batch,
+                    "lengths": f"{lengths[0]}..{lengths[-1]}",
+                    "pad_multiple": pad_multiple,
+                    "first_call_ms_per_row": round(1000 * first / n, 3),
+                    "warm_call_ms_per_row": round(1000 * warm / n, 3),
+                }
+            )
             print(rows[-1], flush=True)
     return rows
 
@@ -238,18 +287,36 @@ def main() -> None:
     ap.add_argument("--modes", nargs="+", default=["fast"], choices=list(MODES))
     ap.add_argument("--precisions", nargs="+", default=["fp32", "bf16"], help="for the fast mode")
     ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--pad-multiples", type=int, nargs="+", default=[0],
-                    help="victim pads lengths to a multiple of each (0: to the batch's longest only)")
-    ap.add_argument("--variants", nargs="+", default=["current"], choices=["current", "per-position"],
-                    help="per-position: PWWS scoring one position per victim request (the code before batching)")
-    ap.add_argument("--threads", type=int, nargs="+", default=[1],
-                    help="torch threads (attacks: the first; the precision probe: each, interleaved)")
+    ap.add_argument(
+        "--pad-multiples",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="victim pads lengths to a multiple of each (0: to the batch's longest only)",
+    )
+    ap.add_argument(
+        "--variants",
+        nargs="+",
+        default=["current"],
+        choices=["current", "per-position"],
+        help="per-position: PWWS scoring one position per victim request (the code before batching)",
+    )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="torch threads (attacks: the first; the precision probe: each, interleaved)",
+    )
     ap.add_argument("--mlm", default=None)
     ap.add_argument("--query-budget", type=int, default=None, help="same per-example budget (TextAttack unit)")
     ap.add_argument("--name", default="attack_speed", help="results/<name>.json")
     ap.add_argument("--probe-batches", type=int, nargs="+", default=[1, 16, 64], help="batch sizes of the probe")
-    ap.add_argument("--precision-probe", action="store_true",
-                    help="instead of attacks: forward time per row in fp32 and bf16 over many distinct lengths")
+    ap.add_argument(
+        "--precision-probe",
+        action="store_true",
+        help="instead of attacks: forward time per row in fp32 and bf16 over many distinct lengths",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads[0])
     load_before = load_average()
@@ -265,9 +332,17 @@ def main() -> None:
                 for m in args.pad_multiples:
                     probe = precision_probe(model, tok, list(range(12 + repeat, 60, 4)), args.probe_batches, m or None)
                     rows += [{**r, "threads": threads, "repeat": repeat} for r in probe]
-        save(args.name, {"command": command, "model": args.model, "threads": args.threads,
-                         "load_average_before": load_before, "load_average_after": load_average(),
-                         "precision_probe": rows})
+        save(
+            args.name,
+            {
+                "command": command,
+                "model": args.model,
+                "threads": args.threads,
+                "load_average_before": load_before,
+                "load_average_after": load_average(),
+                "precision_probe": rows,
+            },
+        )
         return
     examples = load_examples("sst2", "dev", n=args.n + 1, seed=0)
     warmup, examples = examples[0], examples[1:]
@@ -280,25 +355,44 @@ def main() -> None:
     for repeat in range(args.repeats):
         for recipe in args.recipes:
             for mode in args.modes:
-                for precision in (args.precisions if mode == "fast" else ["fp32"]):
+                for precision in args.precisions if mode == "fast" else ["fp32"]:
                     for multiple, variant in [(m, v) for m in args.pad_multiples for v in args.variants]:
-                        row, records = measure(recipe, model, tok, examples, warmup, mode, precision, mlm, args,
-                                               multiple or None, variant)
+                        row, records = measure(
+                            recipe, model, tok, examples, warmup, mode, precision, mlm, args, multiple or None, variant
+                        )
                         row["repeat"] = repeat
                         runs.append(row)
                         digests[(recipe, precision)].add(row["records_digest"])
-                        floor = (f", {row['x_floor_ideal']}x ideal floor / {row['x_floor_as_called']}x as called"
-                                 if mode == "fast" else "")
-                        print(f"{recipe:11s} {variant:12s} {mode:5s} {precision:5s} pad {multiple:2d} rep {repeat}: "
-                              f"{row['s_per_attacked_example']} s/attacked ex{floor}, {row['rows_forwarded']} rows, "
-                              f"{row['seconds']}", flush=True)
-    save(args.name, {"command": command, "model": args.model, "recipes": args.recipes, "task": "sst2",
-                     "split": "dev", "seed": 0, "batch_size": args.batch_size, "pad_multiples": args.pad_multiples,
-                     "query_budget": args.query_budget, "query_budget_unit": "textattack",
-                     "load_average_before": load_before, "load_average_after": load_average(),
-                     "same_records_across_modes_and_repeats": {f"{r}/{p}": len(d) == 1
-                                                               for (r, p), d in digests.items()},
-                     "runs": runs})
+                        floor = (
+                            f", {row['x_floor_ideal']}x ideal floor / {row['x_floor_as_called']}x as called"
+                            if mode == "fast"
+                            else ""
+                        )
+                        print(
+                            f"{recipe:11s} {variant:12s} {mode:5s} {precision:5s} pad {multiple:2d} rep {repeat}: "
+                            f"{row['s_per_attacked_example']} s/attacked ex{floor}, {row['rows_forwarded']} rows, "
+                            f"{row['seconds']}",
+                            flush=True,
+                        )
+    save(
+        args.name,
+        {
+            "command": command,
+            "model": args.model,
+            "recipes": args.recipes,
+            "task": "sst2",
+            "split": "dev",
+            "seed": 0,
+            "batch_size": args.batch_size,
+            "pad_multiples": args.pad_multiples,
+            "query_budget": args.query_budget,
+            "query_budget_unit": "textattack",
+            "load_average_before": load_before,
+            "load_average_after": load_average(),
+            "same_records_across_modes_and_repeats": {f"{r}/{p}": len(d) == 1 for (r, p), d in digests.items()},
+            "runs": runs,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -24,9 +24,14 @@ def load_average() -> float:
 
 
 def environment() -> dict:
-    return {"torch": torch.__version__, "threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
-            "machine": platform.machine(), "cuda": torch.cuda.is_available(),
-            "load_average_1m": load_average()}
+    return {
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "machine": platform.machine(),
+        "cuda": torch.cuda.is_available(),
+        "load_average_1m": load_average(),
+    }
 
 
 def save(name: str, data: dict) -> Path:
@@ -64,20 +69,33 @@ def forward_seconds(model, batches: list[dict], precision: str) -> float:
     return time.perf_counter() - start
 
 
-def length_grouped(tokenizer, pairs: list[tuple[str, str | None]], batch_size: int, max_length: int,
-                   pad_to_multiple_of: int | None = None) -> list[dict]:
+def length_grouped(
+    tokenizer,
+    pairs: list[tuple[str, str | None]],
+    batch_size: int,
+    max_length: int,
+    pad_to_multiple_of: int | None = None,
+) -> list[dict]:
     """The ideal batching of a set of inputs: sorted by token length, `batch_size` per batch, each padded
     to its longest row (the issue's floor: length-grouped batches, never padded to the model maximum)."""
     from robustft.data.batching import tokenize_pad
 
     is_pair = any(b is not None for _, b in pairs)
-    lengths = tokenizer([a for a, _ in pairs], [b for _, b in pairs] if is_pair else None, truncation=True,
-                        max_length=max_length)["input_ids"]
+    lengths = tokenizer(
+        [a for a, _ in pairs], [b for _, b in pairs] if is_pair else None, truncation=True, max_length=max_length
+    )["input_ids"]
     order = sorted(range(len(pairs)), key=lambda i: len(lengths[i]))
     out = []
     for s in range(0, len(order), batch_size):
-        chunk = [pairs[i] for i in order[s:s + batch_size]]
+        chunk = [pairs[i] for i in order[s : s + batch_size]]
         extra = {"pad_to_multiple_of": pad_to_multiple_of} if pad_to_multiple_of else {}
-        out.append(tokenize_pad(tokenizer, [a for a, _ in chunk], [b for _, b in chunk] if is_pair else None,
-                                max_length=max_length, **extra))
+        out.append(
+            tokenize_pad(
+                tokenizer,
+                [a for a, _ in chunk],
+                [b for _, b in chunk] if is_pair else None,
+                max_length=max_length,
+                **extra,
+            )
+        )
     return out

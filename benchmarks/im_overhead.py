@@ -148,12 +148,21 @@ def input_gradients(backbone: str, n: int, steps: int) -> list[dict]:
             diverged = sum(s["diverged"] for s in im_stats(model).values())
         exact = grads["unrolled"].flatten()
         for grad, g in grads.items():
-            rows.append({"backbone": backbone, "examples": n, "tokens": int(batch["input_ids"].numel()),
-                         "layers": "all", **setting, "grad": grad,
-                         "cosine_to_exact": round(float(F.cosine_similarity(g.flatten(), exact, dim=0)), 4),
-                         "norm_ratio_to_exact": round(float(g.norm() / exact.norm()), 4),
-                         "input_gradient_s": round(times[grad], 4),
-                         "time_x_exact": round(times[grad] / times["unrolled"], 3), "diverged": diverged})
+            rows.append(
+                {
+                    "backbone": backbone,
+                    "examples": n,
+                    "tokens": int(batch["input_ids"].numel()),
+                    "layers": "all",
+                    **setting,
+                    "grad": grad,
+                    "cosine_to_exact": round(float(F.cosine_similarity(g.flatten(), exact, dim=0)), 4),
+                    "norm_ratio_to_exact": round(float(g.norm() / exact.norm()), 4),
+                    "input_gradient_s": round(times[grad], 4),
+                    "time_x_exact": round(times[grad] / times["unrolled"], 3),
+                    "diverged": diverged,
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -171,8 +180,18 @@ def main() -> int:
     if args.gradients:
         rows = [row for backbone in args.gradient_backbones.split(",") for row in input_gradients(backbone, 8, 2)]
         GRADIENT_RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        GRADIENT_RESULTS.write_text(json.dumps({"threads": 1, "dtype": "float32", "timed_repetitions": 2,
-                                                "load_average_1m": os.getloadavg()[0], "rows": rows}, indent=2))
+        GRADIENT_RESULTS.write_text(
+            json.dumps(
+                {
+                    "threads": 1,
+                    "dtype": "float32",
+                    "timed_repetitions": 2,
+                    "load_average_1m": os.getloadavg()[0],
+                    "rows": rows,
+                },
+                indent=2,
+            )
+        )
         print(f"wrote {GRADIENT_RESULTS}")
         return 0
     if args.one:
@@ -180,8 +199,16 @@ def main() -> int:
         return 0
     rows = []
     for config in grid(args.quick):
-        cmd = [sys.executable, __file__, "--one", json.dumps(config), "--batch_size", str(args.batch_size),
-               "--steps", str(args.steps)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--one",
+            json.dumps(config),
+            "--batch_size",
+            str(args.batch_size),
+            "--steps",
+            str(args.steps),
+        ]
         out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ, check=True)
         row = {**config, **json.loads(out.stdout.strip().splitlines()[-1])}
         rows.append(row)
@@ -191,8 +218,9 @@ def main() -> int:
         row["forward_x"] = round(row["forward_s"] / plain["forward_s"], 2)
         row["train_step_x"] = round(row["train_step_s"] / plain["train_step_s"], 2)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps({"batch_size": args.batch_size, "threads": 1, "bf16": True,
-                                       "rows": rows}, indent=2))
+    args.output.write_text(
+        json.dumps({"batch_size": args.batch_size, "threads": 1, "bf16": True, "rows": rows}, indent=2)
+    )
     print(f"wrote {args.output}")
     return 0
 

@@ -108,10 +108,17 @@ def measure(method: str, batch_size: int, max_length: int, steps: int, threads: 
             if step:
                 floor_times.append(time.perf_counter() - started)
     peak = (torch.cuda.max_memory_allocated() if device.type == "cuda" else rss.peak) - before
-    row = {"method": method, "method_args": method_args, "seconds_per_step": sum(times) / len(times),
-           "step_seconds": times, "floor_forward_backward_s": sum(floor_times) / len(floor_times),
-           "x_floor": round(sum(times) / sum(floor_times), 2),
-           "peak_extra_mb": peak / 2**20, "device": device.type, "final_loss": loss.item()}
+    row = {
+        "method": method,
+        "method_args": method_args,
+        "seconds_per_step": sum(times) / len(times),
+        "step_seconds": times,
+        "floor_forward_backward_s": sum(floor_times) / len(floor_times),
+        "x_floor": round(sum(times) / sum(floor_times), 2),
+        "peak_extra_mb": peak / 2**20,
+        "device": device.type,
+        "final_loss": loss.item(),
+    }
     if hasattr(objective, "teacher_bytes"):
         row["teacher_mb"] = objective.teacher_bytes / 2**20
     if hasattr(objective, "coverage"):
@@ -131,8 +138,11 @@ def main() -> None:
     parser.add_argument("--one", help=argparse.SUPPRESS)  # child mode: measure one method, print JSON
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.batch, args.max_length, args.steps, args.threads,
-                                 json.loads(args.method_args))))
+        print(
+            json.dumps(
+                measure(args.one, args.batch, args.max_length, args.steps, args.threads, json.loads(args.method_args))
+            )
+        )
         return
 
     sys.path.insert(0, os.path.dirname(__file__))
@@ -140,22 +150,54 @@ def main() -> None:
 
     rows, load_before = [], os.getloadavg()[0]
     for method in args.methods.split(","):
-        out = subprocess.run([sys.executable, __file__, "--one", method, "--batch", str(args.batch), "--max_length",
-                              str(args.max_length), "--steps", str(args.steps), "--threads", str(args.threads),
-                              "--method_args", args.method_args],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                method,
+                "--batch",
+                str(args.batch),
+                "--max_length",
+                str(args.max_length),
+                "--steps",
+                str(args.steps),
+                "--threads",
+                str(args.threads),
+                "--method_args",
+                args.method_args,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         row = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append(row)
-        print(f"{method:10s} {row['seconds_per_step']:7.2f} s/step ({row['x_floor']}x its floor) "
-              f"peak +{row['peak_extra_mb']:7.0f} MiB", flush=True)
+        print(
+            f"{method:10s} {row['seconds_per_step']:7.2f} s/step ({row['x_floor']}x its floor) "
+            f"peak +{row['peak_extra_mb']:7.0f} MiB",
+            flush=True,
+        )
     base = next((r for r in rows if r["method"] == "standard"), rows[0])
     for row in rows:
         row["time_vs_standard"] = round(row["seconds_per_step"] / base["seconds_per_step"], 2)
         row["memory_vs_standard"] = round(row["peak_extra_mb"] / max(base["peak_extra_mb"], 1e-9), 2)
-    save(args.output, {"model": "minilm", "task": "imdb", "batch_size": args.batch,
-                       "threads_per_run": args.threads, "max_length": args.max_length, "padding": "max_length",
-                       "bf16_autocast": True, "timed_steps": args.steps,
-                       "load_average_before": load_before, "load_average_after": os.getloadavg()[0], "rows": rows})
+    save(
+        args.output,
+        {
+            "model": "minilm",
+            "task": "imdb",
+            "batch_size": args.batch,
+            "threads_per_run": args.threads,
+            "max_length": args.max_length,
+            "padding": "max_length",
+            "bf16_autocast": True,
+            "timed_steps": args.steps,
+            "load_average_before": load_before,
+            "load_average_after": os.getloadavg()[0],
+            "rows": rows,
+        },
+    )
 
 
 if __name__ == "__main__":

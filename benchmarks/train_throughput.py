@@ -83,8 +83,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"])
     parser.add_argument("--paddings", nargs="+", default=["dynamic", "max_length"])
-    parser.add_argument("--variants", nargs="*", default=[], choices=["fused", "compile"],
-                        help="extra step floors: fused AdamW, torch.compile(dynamic=True)")
+    parser.add_argument(
+        "--variants",
+        nargs="*",
+        default=[],
+        choices=["fused", "compile"],
+        help="extra step floors: fused AdamW, torch.compile(dynamic=True)",
+    )
     parser.add_argument("--skip_loop", action="store_true", help="floors only (for the variants)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--name", default="train_throughput")
@@ -96,15 +101,25 @@ def main() -> None:
         for precision in args.precisions:
             for padding in args.paddings:
                 with tempfile.TemporaryDirectory() as out:
-                    cfg = TrainConfig(n_train=args.n, n_dev=32, epochs=1, precision=precision,
-                                      pad_to_max_length=padding == "max_length", max_length=args.max_length,
-                                      checkpoint_every=0, output_dir=out, threads=args.threads, progress=False)
+                    cfg = TrainConfig(
+                        n_train=args.n,
+                        n_dev=32,
+                        epochs=1,
+                        precision=precision,
+                        pad_to_max_length=padding == "max_length",
+                        max_length=args.max_length,
+                        checkpoint_every=0,
+                        output_dir=out,
+                        threads=args.threads,
+                        progress=False,
+                    )
                     row = {"repeat": repeat, "precision": precision, "padding": padding, "examples": args.n}
                     if not args.skip_loop:
                         run = train(cfg, progress=False)
                         metrics = json.loads((run / "metrics.json").read_text())
-                        row.update({"loop_s": metrics["train_time_s"],
-                                    "loop_examples_per_s": metrics["train_examples_per_s"]})
+                        row.update(
+                            {"loop_s": metrics["train_time_s"], "loop_examples_per_s": metrics["train_examples_per_s"]}
+                        )
                     row["forward_floor_s"] = round(floor_seconds(cfg, "forward")[0], 3)
                     row["step_floor_s"] = round(floor_seconds(cfg, "step")[0], 3)
                     for variant in args.variants:
@@ -118,10 +133,20 @@ def main() -> None:
                         row["loop_x_forward_floor"] = round(row["loop_s"] / row["forward_floor_s"], 3)
                 rows.append(row)
                 print(row, flush=True)
-    save(args.name, {"command": "python benchmarks/train_throughput.py " + " ".join(sys.argv[1:]),
-                     "model": "minilm", "task": "sst2", "n_train": args.n, "max_length": args.max_length,
-                     "batch_size": TrainConfig().batch_size, "load_average_before": load_before,
-                     "load_average_after": load_average(), "rows": rows})
+    save(
+        args.name,
+        {
+            "command": "python benchmarks/train_throughput.py " + " ".join(sys.argv[1:]),
+            "model": "minilm",
+            "task": "sst2",
+            "n_train": args.n,
+            "max_length": args.max_length,
+            "batch_size": TrainConfig().batch_size,
+            "load_average_before": load_before,
+            "load_average_after": load_average(),
+            "rows": rows,
+        },
+    )
 
 
 if __name__ == "__main__":

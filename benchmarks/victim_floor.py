@@ -68,8 +68,15 @@ class OnnxRuntimeModel(torch.nn.Module):
             def forward(self, *args):
                 return self.model(**dict(zip(names, args, strict=True))).logits
 
-        torch.onnx.export(Logits(), tuple(example[k] for k in names), path, input_names=names, output_names=["logits"],
-                          dynamic_axes={k: {0: "batch", 1: "length"} for k in names}, dynamo=False)
+        torch.onnx.export(
+            Logits(),
+            tuple(example[k] for k in names),
+            path,
+            input_names=names,
+            output_names=["logits"],
+            dynamic_axes={k: {0: "batch", 1: "length"} for k in names},
+            dynamo=False,
+        )
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
         self.session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
@@ -114,8 +121,10 @@ def main() -> None:
             backends[name] = (quantized, "fp32")
         elif name == "onnxruntime":
             path = str(Path(tempfile.mkdtemp()) / "victim.onnx")
-            backends[name] = (OnnxRuntimeModel(model, model_inputs(batches[0]), args.threads, path, args.ort_path),
-                              "fp32")
+            backends[name] = (
+                OnnxRuntimeModel(model, model_inputs(batches[0]), args.threads, path, args.ort_path),
+                "fp32",
+            )
         elif name.startswith("compile-"):
             precision = name.split("-")[1]
             compiled = torch.compile(model, dynamic=True)
@@ -128,8 +137,14 @@ def main() -> None:
     for repeat in range(args.repeats):
         for name, (net, precision) in backends.items():
             seconds = forward_seconds(net, batches, precision)
-            rows.append({"backend": name, "repeat": repeat, "seconds": round(seconds, 3),
-                         "ms_per_row": round(1000 * seconds / args.n, 3)})
+            rows.append(
+                {
+                    "backend": name,
+                    "repeat": repeat,
+                    "seconds": round(seconds, 3),
+                    "ms_per_row": round(1000 * seconds / args.n, 3),
+                }
+            )
             print(rows[-1], flush=True)
     fp32 = {r["repeat"]: r["seconds"] for r in rows if r["backend"] == "fp32"}
     for r in rows:
@@ -137,13 +152,25 @@ def main() -> None:
     agreement = {}
     for name, (net, precision) in backends.items():
         p = probs(net, batches, precision)
-        agreement[name] = {"same_prediction": round(float((p.argmax(-1) == reference.argmax(-1)).float().mean()), 4),
-                           "max_abs_prob_change": round(float((p - reference).abs().max()), 5)}
+        agreement[name] = {
+            "same_prediction": round(float((p.argmax(-1) == reference.argmax(-1)).float().mean()), 4),
+            "max_abs_prob_change": round(float((p - reference).abs().max()), 5),
+        }
     print(agreement)
-    save(args.name, {"command": "python benchmarks/victim_floor.py " + " ".join(sys.argv[1:]), "model": args.model,
-                     "rows_forwarded": args.n, "batch_size": args.batch_size, "load_average_before": load_before,
-                     "load_average_after": load_average(), "compile_first_pass_s": compile_s,
-                     "agreement_with_fp32": agreement, "runs": rows})
+    save(
+        args.name,
+        {
+            "command": "python benchmarks/victim_floor.py " + " ".join(sys.argv[1:]),
+            "model": args.model,
+            "rows_forwarded": args.n,
+            "batch_size": args.batch_size,
+            "load_average_before": load_before,
+            "load_average_after": load_average(),
+            "compile_first_pass_s": compile_s,
+            "agreement_with_fp32": agreement,
+            "runs": rows,
+        },
+    )
 
 
 if __name__ == "__main__":

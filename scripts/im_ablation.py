@@ -63,9 +63,22 @@ def run_one(name: str, seed: int, args) -> dict:
     torch.set_num_threads(args.threads)
     arch, im = VARIANTS[name]
     run_dir = Path(args.runs) / f"{args.setting}-{name}-s{seed}"
-    cfg = TrainConfig(model="minilm", task="sst2", train_split=args.train_split, n_train=args.n_train,
-                      epochs=args.epochs, batch_size=32, lr=args.lr, max_length=128, precision="bf16", seed=seed,
-                      arch=arch, im=dict(im), output_dir=str(run_dir), checkpoint_every=0)
+    cfg = TrainConfig(
+        model="minilm",
+        task="sst2",
+        train_split=args.train_split,
+        n_train=args.n_train,
+        epochs=args.epochs,
+        batch_size=32,
+        lr=args.lr,
+        max_length=128,
+        precision="bf16",
+        seed=seed,
+        arch=arch,
+        im=dict(im),
+        output_dir=str(run_dir),
+        checkpoint_every=0,
+    )
     started = time.time()
     counter = DivergenceCounter()
     im_log = logging.getLogger("robustft.im")
@@ -79,15 +92,26 @@ def run_one(name: str, seed: int, args) -> dict:
     model, tok = load_classifier(str(run_dir / "best"))
     adv = accuracy(model, tok, load_examples("advglue-sst2", "dev"), max_length=128, precision="bf16")
     shutil.rmtree(run_dir / "checkpoint", ignore_errors=True)  # keep best/ (for the probe), drop optimizer state
-    return {"setting": args.setting, "variant": name, "seed": seed, "arch": arch, "im": im,
-            "n_train": metrics["n_train"], "epochs": args.epochs, "lr": args.lr,
-            "dev_accuracy": metrics["best"]["dev_accuracy"], "best_epoch": metrics["best"]["epoch"],
-            "advglue_sst2_accuracy": adv["accuracy"], "advglue_n": adv["n"],
-            "advglue_diverged": sum(s["diverged"] for s in im_stats(model).values()),
-            # solves that fell back during training and the per-epoch dev evaluations (all IM layers)
-            "train_diverged": sum(d for d, _ in counter.latest.values()),
-            "train_time_s": metrics["train_time_s"], "wall_s": round(time.time() - started, 1),
-            "model_dir": str(run_dir / "best")}
+    return {
+        "setting": args.setting,
+        "variant": name,
+        "seed": seed,
+        "arch": arch,
+        "im": im,
+        "n_train": metrics["n_train"],
+        "epochs": args.epochs,
+        "lr": args.lr,
+        "dev_accuracy": metrics["best"]["dev_accuracy"],
+        "best_epoch": metrics["best"]["epoch"],
+        "advglue_sst2_accuracy": adv["accuracy"],
+        "advglue_n": adv["n"],
+        "advglue_diverged": sum(s["diverged"] for s in im_stats(model).values()),
+        # solves that fell back during training and the per-epoch dev evaluations (all IM layers)
+        "train_diverged": sum(d for d, _ in counter.latest.values()),
+        "train_time_s": metrics["train_time_s"],
+        "wall_s": round(time.time() - started, 1),
+        "model_dir": str(run_dir / "best"),
+    }
 
 
 def diverged_in_training(run_dir: Path) -> int | None:
@@ -124,8 +148,11 @@ def table(rows: list[dict]) -> str:
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         groups.setdefault((row["setting"], row["variant"]), []).append(row)
-    lines = ["| setting | variant | arch | IM settings | seeds | SST-2 dev acc | AdvGLUE SST-2 acc | train s/run "
-             "| diverged solves (train) |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| setting | variant | arch | IM settings | seeds | SST-2 dev acc | AdvGLUE SST-2 acc | train s/run "
+        "| diverged solves (train) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for (setting, variant), group in groups.items():
         im = group[0]["im"]
         settings = ", ".join(f"{k}={v}" for k, v in im.items()) or "-"
@@ -133,7 +160,8 @@ def table(rows: list[dict]) -> str:
             f"| {setting} | {variant} | {group[0]['arch']} | {settings} | {len(group)} "
             f"| {fmt([r['dev_accuracy'] for r in group])} | {fmt([r['advglue_sst2_accuracy'] for r in group])} "
             f"| {statistics.mean(r['train_time_s'] for r in group):.0f} "
-            f"| {'/'.join(diverged_text(r) for r in group)} |")
+            f"| {'/'.join(diverged_text(r) for r in group)} |"
+        )
     return "\n".join(lines)
 
 

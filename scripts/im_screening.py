@@ -44,10 +44,12 @@ BASE = {"form": "increment", "dt": 1.0, "layers": "4-6"}
 # divergence (0.01 is today's default, at its K 2); gd-backtracking starts at 0.2 and halves (4 at most).
 # The costliest (gd K 20, gd-backtracking K 10) run last ("A+"), after B and C, so the CPU budget goes first to
 # the settings that decide the picks.
-STAGE_A = ([{"solver": "gd", "K": 2, "eta": 0.01}]
-           + [{"solver": "anderson", "K": k} for k in (5, 10, 20)]
-           + [{"solver": "gd", "K": k, "eta": 0.05} for k in (5, 10)]
-           + [{"solver": "gd-backtracking", "K": 5, "eta": 0.2}])
+STAGE_A = (
+    [{"solver": "gd", "K": 2, "eta": 0.01}]
+    + [{"solver": "anderson", "K": k} for k in (5, 10, 20)]
+    + [{"solver": "gd", "K": k, "eta": 0.05} for k in (5, 10)]
+    + [{"solver": "gd-backtracking", "K": 5, "eta": 0.2}]
+)
 STAGE_A_LATE = [{"solver": "gd-backtracking", "K": 10, "eta": 0.2}, {"solver": "gd", "K": 20, "eta": 0.05}]
 FORMS_DTS = [(form, dt) for form in ("increment", "layer") for dt in (0.25, 0.5, 1.0)]
 LAYER_OPTIONS = ("1-6", "1-3")
@@ -95,18 +97,29 @@ class Screen:
         clean, residuals = run(self.clean, 0.0)
         swapped, _ = run([p.perturbed for p in self.pairs], 0.0)
         noised, _ = run(self.clean, NOISE_STD)
-        out = {"n_pairs": len(self.pairs), "swap": distances(clean, swapped), "noise": distances(clean, noised),
-               "clean_cpu_s": min(timed[0][1], timed[2][1]), "clean_wall_s": min(timed[0][0], timed[2][0]),
-               "total_cpu_s": sum(c for _, c in timed)}
+        out = {
+            "n_pairs": len(self.pairs),
+            "swap": distances(clean, swapped),
+            "noise": distances(clean, noised),
+            "clean_cpu_s": min(timed[0][1], timed[2][1]),
+            "clean_wall_s": min(timed[0][0], timed[2][0]),
+            "total_cpu_s": sum(c for _, c in timed),
+        }
         layers = {}
         for name in residuals[0]:
             solves = [b[name] for b in residuals if b[name]["residual"]]
             if solves:  # batch-size-weighted means of the per-batch residual curves
                 sizes = [min(32, len(self.clean) - 32 * i) for i in range(len(residuals))]
-                curve = [sum(s * b["residual"][k] for s, b in zip(sizes, solves, strict=True)) / sum(sizes)
-                         for k in range(len(solves[0]["residual"]))]
-                layers[name] = {"start": curve[0], "end": curve[-1], "curve": curve,
-                                "diverged": sum(b["diverged"] for b in solves)}
+                curve = [
+                    sum(s * b["residual"][k] for s, b in zip(sizes, solves, strict=True)) / sum(sizes)
+                    for k in range(len(solves[0]["residual"]))
+                ]
+                layers[name] = {
+                    "start": curve[0],
+                    "end": curve[-1],
+                    "curve": curve,
+                    "diverged": sum(b["diverged"] for b in solves),
+                }
         out["residual"] = layers
         return out
 
@@ -121,16 +134,23 @@ class Screen:
         append(self.results, record)
         self.done[k] = record
         res = max((r["end"] for r in record["residual"].values()), default=float("nan"))
-        print(f"{k:55s} swap {record['swap']['mean'][-1]:.4f} noise {record['noise']['mean'][-1]:.4f} "
-              f"residual {res:.3f} x{record['cost_x_plain']:.1f} ({record['total_cpu_s']:.0f} cpu s)", flush=True)
+        print(
+            f"{k:55s} swap {record['swap']['mean'][-1]:.4f} noise {record['noise']['mean'][-1]:.4f} "
+            f"residual {res:.3f} x{record['cost_x_plain']:.1f} ({record['total_cpu_s']:.0f} cpu s)",
+            flush=True,
+        )
         return record
 
 
 def distances(clean, perturbed) -> dict:
     d = (perturbed - clean).norm(dim=-1) / clean.norm(dim=-1).clamp_min(1e-12)  # (layers + 1, n)
     mean = d.mean(dim=1).tolist()
-    return {"mean": mean, "std": d.std(dim=1).tolist(), "last": d[-1].tolist(),
-            "amplification": [b / a for a, b in zip(mean, mean[1:], strict=False)]}
+    return {
+        "mean": mean,
+        "std": d.std(dim=1).tolist(),
+        "last": d[-1].tolist(),
+        "amplification": [b / a for a, b in zip(mean, mean[1:], strict=False)],
+    }
 
 
 def read(path: Path) -> list[dict]:
@@ -218,9 +238,12 @@ def fmt(x, digits=3):
 
 def table(done: dict) -> str:
     plain = done["plain"]
-    rows = ["| setting | residual start -> end (max over layers) | diverged | swap: last-layer distance "
-            "(x plain, x EX) | noise: last-layer distance (x plain, x EX) | converges and damps more than EX | "
-            "cost x plain (CPU) |", "|---|---|---|---|---|---|---|"]
+    rows = [
+        "| setting | residual start -> end (max over layers) | diverged | swap: last-layer distance "
+        "(x plain, x EX) | noise: last-layer distance (x plain, x EX) | converges and damps more than EX | "
+        "cost x plain (CPU) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in done.values():
         s = r["setting"]
         ex = done.get(key(ex_of(s))) if s["arch"] == "im" else None
@@ -232,11 +255,22 @@ def table(done: dict) -> str:
             d = r[p]["mean"][-1]
             vs_ex = d / ex[p]["mean"][-1] if ex else None
             cells.append(f"{d:.3f} ({d / plain[p]['mean'][-1]:.3f}, {fmt(vs_ex)})")
-        verdict = "-" if s["arch"] != "im" else ("yes" if converged(r) and damps_more(r, done) else
-                                                   "converges, damps less" if converged(r) else "no solve")
+        verdict = (
+            "-"
+            if s["arch"] != "im"
+            else (
+                "yes"
+                if converged(r) and damps_more(r, done)
+                else "converges, damps less"
+                if converged(r)
+                else "no solve"
+            )
+        )
         div = sum(v["diverged"] for v in res.values()) if res else "-"
-        rows.append(f"| {r['key']} | {fmt(start)} -> {fmt(end)} | {div} | {cells[0]} | {cells[1]} | {verdict} | "
-                    f"{r['cost_x_plain']:.1f} |")
+        rows.append(
+            f"| {r['key']} | {fmt(start)} -> {fmt(end)} | {div} | {cells[0]} | {cells[1]} | {verdict} | "
+            f"{r['cost_x_plain']:.1f} |"
+        )
     return "\n".join(rows)
 
 
@@ -244,8 +278,10 @@ def amplification_table(done: dict, records: list[dict]) -> str:
     """Per layer: the distance after the layer over the distance before it, for BERT, each record and its EX."""
     plain = done["plain"]
     layers = len(plain["swap"]["amplification"])
-    rows = ["| perturbation | model | " + " | ".join(f"layer {i}" for i in range(1, layers + 1)) + " |",
-            "|---|---|" + "---|" * layers]
+    rows = [
+        "| perturbation | model | " + " | ".join(f"layer {i}" for i in range(1, layers + 1)) + " |",
+        "|---|---|" + "---|" * layers,
+    ]
     for p in ("swap", "noise"):
         seen = {"plain": plain}
         for r in records:
@@ -272,25 +308,35 @@ def plot(done: dict, path: Path) -> None:
     handles = {h.get_label(): h for h in left.collections}
     left.legend(handles.values(), handles.keys())
     left.axhline(CONVERGED, color="grey", ls=":")
-    left.set(xlabel="K", ylabel="final relative residual (max over layers 4-6)", yscale="log",
-             title="A: increment, dt 1, layers 4-6")
+    left.set(
+        xlabel="K",
+        ylabel="final relative residual (max over layers 4-6)",
+        yscale="log",
+        title="A: increment, dt 1, layers 4-6",
+    )
     for r in done.values():  # every IM setting: damping against its EX control and cost
         s = r["setting"]
         ratio = damping_vs_ex(r, done) if s["arch"] == "im" else None
         if ratio is not None:
-            mid.scatter(r["cost_x_plain"], ratio, color=colors[s["solver"]],
-                        marker="o" if converged(r) else "x")
+            mid.scatter(r["cost_x_plain"], ratio, color=colors[s["solver"]], marker="o" if converged(r) else "x")
     mid.axhline(1.0, color="grey", ls=":")
-    mid.set(xlabel="cost of a forward x plain (CPU time)", ylabel="last-layer distance IM / matched EX "
-            "(mean of swap, noise)", xscale="log", title="damping beyond the explicit control (o: solved)")
+    mid.set(
+        xlabel="cost of a forward x plain (CPU time)",
+        ylabel="last-layer distance IM / matched EX (mean of swap, noise)",
+        xscale="log",
+        title="damping beyond the explicit control (o: solved)",
+    )
     plain = done["plain"]
     right.plot(plain["swap"]["mean"], "k-", marker="o", label="plain BERT")
     for i, r in enumerate(ranked(done)[:3]):
         ex = done[key(ex_of(r["setting"]))]
         right.plot(r["swap"]["mean"], "-", marker="s", color=f"C{i + 3}", label=r["key"])
         right.plot(ex["swap"]["mean"], "--", marker="^", color=f"C{i + 3}", label="its EX control")
-    right.set(xlabel="layer (0 = embeddings)", ylabel="relative distance, 1 word swap",
-              title="picked settings against EX and BERT")
+    right.set(
+        xlabel="layer (0 = embeddings)",
+        ylabel="relative distance, 1 word swap",
+        title="picked settings against EX and BERT",
+    )
     right.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -311,8 +357,17 @@ def paired_intervals(done: dict, picks: list[dict], resamples: int = 2000) -> li
             ratios = a[idx].mean(dim=1) / b[idx].mean(dim=1)
             lo, hi = torch.quantile(diffs, torch.tensor([0.025, 0.975])).tolist()
             rlo, rhi = torch.quantile(ratios, torch.tensor([0.025, 0.975])).tolist()
-            out.append({"key": r["key"], "perturbation": p, "n": len(a), "difference": float((a - b).mean()),
-                        "difference_95": [lo, hi], "ratio": float(a.mean() / b.mean()), "ratio_95": [rlo, rhi]})
+            out.append(
+                {
+                    "key": r["key"],
+                    "perturbation": p,
+                    "n": len(a),
+                    "difference": float((a - b).mean()),
+                    "difference_95": [lo, hi],
+                    "ratio": float(a.mean() / b.mean()),
+                    "ratio_95": [rlo, rhi],
+                }
+            )
     return out
 
 
@@ -342,10 +397,24 @@ def corrected_minutes(config_path: Path, done: dict) -> dict:
         train_cfg = by_cell[job.cell].config
         ratio = 1.0
         if train_cfg.arch == "im":
-            setting = {"arch": "im", "form": "increment", "dt": 1.0, "layers": "4-6", "solver": "gd", "K": 2,
-                       **train_cfg.im}
-            record = next((r for r in done.values() if r["setting"]["arch"] == "im" and all(
-                r["setting"].get(k) == setting.get(k) for k in ("form", "dt", "layers", "solver", "K"))), None)
+            setting = {
+                "arch": "im",
+                "form": "increment",
+                "dt": 1.0,
+                "layers": "4-6",
+                "solver": "gd",
+                "K": 2,
+                **train_cfg.im,
+            }
+            record = next(
+                (
+                    r
+                    for r in done.values()
+                    if r["setting"]["arch"] == "im"
+                    and all(r["setting"].get(k) == setting.get(k) for k in ("form", "dt", "layers", "solver", "K"))
+                ),
+                None,
+            )
             if record is None:
                 unmeasured.add(job.method)
             else:
@@ -360,8 +429,12 @@ def corrected_minutes(config_path: Path, done: dict) -> dict:
         else:
             seconds *= ratio
         corrected[job.kind] += seconds / 60
-    return {"jobs": len(jobs), "listed_minutes": listed, "corrected_minutes": corrected,
-            "unmeasured_im_methods": sorted(unmeasured)}
+    return {
+        "jobs": len(jobs),
+        "listed_minutes": listed,
+        "corrected_minutes": corrected,
+        "unmeasured_im_methods": sorted(unmeasured),
+    }
 
 
 def main(argv=None) -> int:
@@ -370,11 +443,19 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=N_TEXTS, help="SST-2 dev sentences (the probe's seeded sample)")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--report", action="store_true", help="print the table and write the plot; no measuring")
-    parser.add_argument("--cost", type=Path, nargs="+", metavar="BENCH.yaml",
-                        help="the bench's own estimate and one corrected with presets and measured IM cost")
-    parser.add_argument("--paired", action="store_true",
-                        help="measure the picks and their EX controls again with per-sentence distances (into "
-                             "paired.jsonl) and print paired bootstrap intervals of IM against EX")
+    parser.add_argument(
+        "--cost",
+        type=Path,
+        nargs="+",
+        metavar="BENCH.yaml",
+        help="the bench's own estimate and one corrected with presets and measured IM cost",
+    )
+    parser.add_argument(
+        "--paired",
+        action="store_true",
+        help="measure the picks and their EX controls again with per-sentence distances (into "
+        "paired.jsonl) and print paired bootstrap intervals of IM against EX",
+    )
     args = parser.parse_args(argv)
     if args.paired:
         picks = ranked({r["key"]: r for r in read(args.results)})[:3]
@@ -383,9 +464,11 @@ def main(argv=None) -> int:
             screen.measure(ex_of(r["setting"]))
             screen.measure(r["setting"])
         for row in paired_intervals(screen.done, [screen.done[r["key"]] for r in picks]):
-            print(f"{row['key']:45s} {row['perturbation']:5s} n {row['n']}: IM - EX {row['difference']:+.4f} "
-                  f"[{row['difference_95'][0]:+.4f}, {row['difference_95'][1]:+.4f}]  IM / EX {row['ratio']:.3f} "
-                  f"[{row['ratio_95'][0]:.3f}, {row['ratio_95'][1]:.3f}]")
+            print(
+                f"{row['key']:45s} {row['perturbation']:5s} n {row['n']}: IM - EX {row['difference']:+.4f} "
+                f"[{row['difference_95'][0]:+.4f}, {row['difference_95'][1]:+.4f}]  IM / EX {row['ratio']:.3f} "
+                f"[{row['ratio_95'][0]:.3f}, {row['ratio_95'][1]:.3f}]"
+            )
         return 0
     if args.cost:
         done = {r["key"]: r for r in read(args.results)}
@@ -393,16 +476,23 @@ def main(argv=None) -> int:
             c = corrected_minutes(path, done)
             fmt_kind = lambda m: ", ".join(f"{k} {v:.0f}" for k, v in m.items())  # noqa: E731
             listed, corrected = (sum(c[k].values()) / 60 for k in ("listed_minutes", "corrected_minutes"))
-            print(f"{path}: {c['jobs']} jobs; --list: {listed:.1f} h ({fmt_kind(c['listed_minutes'])} min); "
-                  f"corrected: {corrected:.1f} h ({fmt_kind(c['corrected_minutes'])} min)"
-                  + (f"; IM cost not measured for {', '.join(c['unmeasured_im_methods'])}"
-                     if c["unmeasured_im_methods"] else ""))
+            print(
+                f"{path}: {c['jobs']} jobs; --list: {listed:.1f} h ({fmt_kind(c['listed_minutes'])} min); "
+                f"corrected: {corrected:.1f} h ({fmt_kind(c['corrected_minutes'])} min)"
+                + (
+                    f"; IM cost not measured for {', '.join(c['unmeasured_im_methods'])}"
+                    if c["unmeasured_im_methods"]
+                    else ""
+                )
+            )
         return 0
     if args.report:
         done = {r["key"]: r for r in read(args.results)}
         print(table(done))
-        print("\npicked (converge, damp more than EX; best first):",
-              ", ".join(f"{r['key']} ({damping_vs_ex(r, done):.3f})" for r in ranked(done)[:3]) or "none")
+        print(
+            "\npicked (converge, damp more than EX; best first):",
+            ", ".join(f"{r['key']} ({damping_vs_ex(r, done):.3f})" for r in ranked(done)[:3]) or "none",
+        )
         print("\nper-layer amplification (distance after the layer / before it):\n")
         print(amplification_table(done, ranked(done)[:3]))
         print(f"CPU seconds spent: {sum(r['total_cpu_s'] for r in done.values()):.0f}")

@@ -31,8 +31,22 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from bad_data_cases import CASES, build  # noqa: E402
 
-SMALL_TRAIN = ["train", "--task", "sst2", "--model", "{model}", "--output_dir", "{out}", "--n_train", "16",
-               "--n_dev", "16", "--epochs", "1", "--quiet"]
+SMALL_TRAIN = [
+    "train",
+    "--task",
+    "sst2",
+    "--model",
+    "{model}",
+    "--output_dir",
+    "{out}",
+    "--n_train",
+    "16",
+    "--n_dev",
+    "16",
+    "--epochs",
+    "1",
+    "--quiet",
+]
 CLI_CASES: list[tuple[str, list[str]]] = [  # the lead's part of issue 15 (item 2): extend here
     ("eval batch_size -4", ["eval", "--model", "{model}", "--task", "sst2", "-n", "16", "--batch_size", "-4"]),
     ("eval batch_size 0", ["eval", "--model", "{model}", "--task", "sst2", "-n", "16", "--batch_size", "0"]),
@@ -43,8 +57,21 @@ CLI_CASES: list[tuple[str, list[str]]] = [  # the lead's part of issue 15 (item 
     ("train lr inf", [*SMALL_TRAIN, "--lr", "inf"]),
     ("train max_grad_norm nan", [*SMALL_TRAIN, "--max_grad_norm", "nan"]),
     ("train dev_split test", [*SMALL_TRAIN, "--dev_split", "test"]),
-    ("train n_train beyond split", [*SMALL_TRAIN[:8], "--train_split", "kshot13-train", "--n_train", "1000",
-                                    "--n_dev", "16", "--epochs", "1", "--quiet"]),
+    (
+        "train n_train beyond split",
+        [
+            *SMALL_TRAIN[:8],
+            "--train_split",
+            "kshot13-train",
+            "--n_train",
+            "1000",
+            "--n_dev",
+            "16",
+            "--epochs",
+            "1",
+            "--quiet",
+        ],
+    ),
     ("train overwrite cwd", ["train", "--task", "foo", "--output_dir", ".", "--overwrite"]),
     ("train overwrite cwd, valid config", ["train", "--output_dir", ".", "--overwrite", "--n_train", "8"]),
     ("train epochs 0", [*SMALL_TRAIN, "--epochs", "0"]),
@@ -68,11 +95,15 @@ CLI_CASES: list[tuple[str, list[str]]] = [  # the lead's part of issue 15 (item 
     ("attack query_budget 0", ["attack", "--model", "{model}", "--split", "dev", "-n", "2", "--query_budget", "0"]),
     ("attack unknown recipe", ["attack", "--model", "{model}", "--split", "dev", "-n", "2", "--recipe", "nope"]),
     ("attack unknown protocol", ["attack", "--model", "{model}", "--split", "dev", "-n", "2", "--protocol", "x"]),
-    ("attack unknown recipe setting", ["attack", "--model", "{model}", "--split", "dev", "-n", "2",
-                                       "--recipe_args.nope", "1"]),
+    (
+        "attack unknown recipe setting",
+        ["attack", "--model", "{model}", "--split", "dev", "-n", "2", "--recipe_args.nope", "1"],
+    ),
     ("attack model of another task", ["attack", "--model", "{model}", "--task", "rte", "--split", "dev", "-n", "2"]),
-    ("attack into a training run", ["attack", "--model", "{model}", "--split", "dev", "-n", "1", "--output_dir",
-                                    "{train_run}"]),
+    (
+        "attack into a training run",
+        ["attack", "--model", "{model}", "--split", "dev", "-n", "1", "--output_dir", "{train_run}"],
+    ),
     ("probe n 0", ["probe", "--models", "{model}", "-n", "0"]),
     ("probe unknown perturbation", ["probe", "--models", "{model}", "--perturb", "xyz"]),
     ("probe noise -1", ["probe", "--models", "{model}", "--noise", "-1"]),
@@ -111,10 +142,15 @@ def classify_cli(argv: list[str], model: str) -> tuple[str, str]:
         sentinel.write_text("a user's file\n")
         train_run = Path(out) / "trained"
         train_run.mkdir()
-        (train_run / "config.json").write_text(json.dumps({"robustft_run": 1, "verb": "train", "config": {},
-                                                           "hash": "x"}))
-        cmd = [sys.executable, "-m", "robustft.cli",
-               *(a.format(model=model, out=out + "/run", train_run=train_run) for a in argv)]
+        (train_run / "config.json").write_text(
+            json.dumps({"robustft_run": 1, "verb": "train", "config": {}, "hash": "x"})
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "robustft.cli",
+            *(a.format(model=model, out=out + "/run", train_run=train_run) for a in argv),
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=out)
         lost = "" if sentinel.exists() else "DELETED A FILE IT DID NOT WRITE; "
     last = lost + (proc.stderr.strip().splitlines() or [""])[-1][:200]
@@ -138,9 +174,7 @@ def tiny_model(folder: Path) -> str:
 
 def table(rows: list[dict], title: str) -> str:
     counts = Counter(r["outcome"] for r in rows)
-    return (
-        f"| {title} | {len(rows)} | {counts['clean']} | {counts['traceback']} | {counts['silent']} |"
-    )
+    return f"| {title} | {len(rows)} | {counts['clean']} | {counts['traceback']} | {counts['silent']} |"
 
 
 def main() -> int:

@@ -32,12 +32,20 @@ def publish(preset: str, bench_root: Path) -> None:
     for folder in runs:
         export_run(folder, target / "runs" / "--".join(folder.relative_to(bench / "cells").parts))
     build_report([target / "runs"], target, title=f"robustft bench {preset}")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=ROOT).stdout.strip()
-    atomic_write_json(target / "published.json", {
-        "command": f"robustft bench {preset}", "jobs": len(metrics["jobs"]),
-        "wall_minutes": round(metrics["wall_s"] / 60, 1), "expected_minutes": round(metrics["expected_s"] / 60, 1),
-        "machine": f"{os.cpu_count()} CPU cores ({platform.machine()}), no GPU", "git_commit": commit})
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()
+    atomic_write_json(
+        target / "published.json",
+        {
+            "command": f"robustft bench {preset}",
+            "jobs": len(metrics["jobs"]),
+            "wall_minutes": round(metrics["wall_s"] / 60, 1),
+            "expected_minutes": round(metrics["expected_s"] / 60, 1),
+            "machine": f"{os.cpu_count()} CPU cores ({platform.machine()}), no GPU",
+            "git_commit": commit,
+        },
+    )
     print(f"published {len(runs)} runs of {bench} into {target}")
 
 

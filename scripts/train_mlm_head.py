@@ -42,7 +42,13 @@ from robustft.data.tasks import load_examples
 from robustft.models import mlm
 
 SOURCES = {  # task -> share of the token budget (pairs are kept as pairs, like BERT's two segments)
-    "imdb": 0.45, "sst2": 0.15, "snli": 0.10, "mnli": 0.10, "qnli": 0.10, "qqp": 0.05, "rte": 0.05,
+    "imdb": 0.45,
+    "sst2": 0.15,
+    "snli": 0.10,
+    "mnli": 0.10,
+    "qnli": 0.10,
+    "qqp": 0.05,
+    "rte": 0.05,
 }
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -135,8 +141,17 @@ def frozen_prefix(model, batch, n_frozen: int) -> tuple[torch.Tensor, torch.Tens
 
 
 @torch.no_grad()
-def build_cache(model, tokenizer, texts, n_frozen: int, keep_sequences: bool, max_length: int, seed: int,
-                window: bool, batch_size: int = 64):
+def build_cache(
+    model,
+    tokenizer,
+    texts,
+    n_frozen: int,
+    keep_sequences: bool,
+    max_length: int,
+    seed: int,
+    window: bool,
+    batch_size: int = 64,
+):
     """Masked training units: (hidden at masked pieces, labels) or whole sequences when layers adapt."""
     generator = torch.Generator().manual_seed(seed)
     random_ids = mlm.replacement_ids(tokenizer)
@@ -145,10 +160,11 @@ def build_cache(model, tokenizer, texts, n_frozen: int, keep_sequences: bool, ma
     order = sorted(range(len(rows)), key=lambda i: len(rows[i]["input_ids"]))  # little padding
     units, counts = [], torch.zeros(len(tokenizer), dtype=torch.long)
     for start in range(0, len(order), batch_size):
-        batch = pad_rows([rows[i] for i in order[start:start + batch_size]], tokenizer.pad_token_id)
+        batch = pad_rows([rows[i] for i in order[start : start + batch_size]], tokenizer.pad_token_id)
         counts += torch.bincount(batch["input_ids"][batch["attention_mask"].bool()], minlength=len(tokenizer))
-        inputs, labels = mlm.mask_for_mlm(batch["input_ids"], batch["special_tokens_mask"].bool(),
-                                          tokenizer.mask_token_id, random_ids, generator)
+        inputs, labels = mlm.mask_for_mlm(
+            batch["input_ids"], batch["special_tokens_mask"].bool(), tokenizer.mask_token_id, random_ids, generator
+        )
         batch["input_ids"] = inputs
         with torch.autocast("cpu", dtype=torch.bfloat16):
             hidden, _ = frozen_prefix(model, batch, n_frozen)
@@ -188,7 +204,7 @@ def position_batches(units, batch_size: int, rng: random.Random):
     hidden, labels = units
     order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(rng.randrange(1 << 30)))
     for start in range(0, len(order), batch_size):
-        idx = order[start:start + batch_size]
+        idx = order[start : start + batch_size]
         yield hidden[idx], labels[idx], None
 
 
@@ -198,7 +214,7 @@ def sequence_batches(units, tokens_per_batch: int, rng: random.Random):
     rng.shuffle(order)
     batches = []
     for chunk_start in range(0, len(order), 2000):
-        chunk = sorted(order[chunk_start:chunk_start + 2000], key=lambda i: len(units[i][1]))
+        chunk = sorted(order[chunk_start : chunk_start + 2000], key=lambda i: len(units[i][1]))
         batch = []
         for i in chunk:
             if batch and (len(batch) + 1) * len(units[i][1]) > tokens_per_batch:
@@ -226,8 +242,9 @@ def unit_loss(model, hidden, labels, attention, n_frozen: int):
         for layer in model.bert.encoder.layer[n_frozen:]:
             hidden = layer(hidden, mask)
         where = labels != -100
-        return torch.nn.functional.cross_entropy(mlm.head_at(model.cls, hidden, where).float(), labels[where],
-                                                 reduction="sum"), int(where.sum())
+        return torch.nn.functional.cross_entropy(
+            mlm.head_at(model.cls, hidden, where).float(), labels[where], reduction="sum"
+        ), int(where.sum())
     logits = model.cls.predictions(hidden)  # cached positions: the head's input is ready
     return torch.nn.functional.cross_entropy(logits.float(), labels, reduction="sum"), len(labels)
 
@@ -235,11 +252,16 @@ def unit_loss(model, hidden, labels, attention, n_frozen: int):
 def trainable_parameters(model, n_adapt: int):
     for p in model.parameters():
         p.requires_grad_(False)
-    head = [model.cls.predictions.transform.dense.weight, model.cls.predictions.transform.dense.bias,
-            model.cls.predictions.transform.LayerNorm.weight, model.cls.predictions.transform.LayerNorm.bias,
-            model.cls.predictions.bias]
-    layers = [p for layer in model.bert.encoder.layer[len(model.bert.encoder.layer) - n_adapt:]
-              for p in layer.parameters()]
+    head = [
+        model.cls.predictions.transform.dense.weight,
+        model.cls.predictions.transform.dense.bias,
+        model.cls.predictions.transform.LayerNorm.weight,
+        model.cls.predictions.transform.LayerNorm.bias,
+        model.cls.predictions.bias,
+    ]
+    layers = [
+        p for layer in model.bert.encoder.layer[len(model.bert.encoder.layer) - n_adapt :] for p in layer.parameters()
+    ]
     for p in head + layers:
         p.requires_grad_(True)
     return head, layers
@@ -260,7 +282,8 @@ def train(model, units, args, n_frozen: int, val_units):
     total = steps_per_epoch * args.epochs
     warmup = max(1, int(0.05 * total))
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(1, total - warmup))))
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(1, total - warmup)))
+    )
     step = 0
     for epoch in range(args.epochs):
         model.train()
@@ -277,8 +300,10 @@ def train(model, units, args, n_frozen: int, val_units):
             loss_sum, seen, step = loss_sum + loss.item(), seen + n, step + 1
             if step % 100 == 0:
                 log(f"  step {step}/{total} train loss {loss_sum / seen:.3f} ({time.time() - started:.0f}s)")
-        log(f"epoch {epoch + 1}: train loss {loss_sum / max(seen, 1):.3f}, val loss "
-            f"{validation_loss(model, val_units, args, n_frozen):.3f}, {time.time() - started:.0f}s")
+        log(
+            f"epoch {epoch + 1}: train loss {loss_sum / max(seen, 1):.3f}, val loss "
+            f"{validation_loss(model, val_units, args, n_frozen):.3f}, {time.time() - started:.0f}s"
+        )
     model.eval()
 
 
@@ -286,8 +311,11 @@ def train(model, units, args, n_frozen: int, val_units):
 def validation_loss(model, units, args, n_frozen: int) -> float:
     model.eval()
     rng = random.Random(0)
-    gen = sequence_batches(units, args.tokens_per_batch, rng) if args.adapt_layers else \
-        position_batches(units, args.positions_per_batch, rng)
+    gen = (
+        sequence_batches(units, args.tokens_per_batch, rng)
+        if args.adapt_layers
+        else position_batches(units, args.positions_per_batch, rng)
+    )
     total, count = 0.0, 0
     for hidden, labels, attention in gen:
         with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -304,16 +332,20 @@ def init_bias_to_unigram(model, counts: torch.Tensor):
 
 
 def save_head(model, n_adapt: int, path: Path, meta: dict):
-    state = {k: v for k, v in model.state_dict().items()
-             if k.startswith("cls.predictions.") and "decoder" not in k}
+    state = {k: v for k, v in model.state_dict().items() if k.startswith("cls.predictions.") and "decoder" not in k}
     n_layers = model.config.num_hidden_layers
     adapted = tuple(f"bert.encoder.layer.{i}." for i in range(n_layers - n_adapt, n_layers))
     state.update({k: v for k, v in model.state_dict().items() if n_adapt and k.startswith(adapted)})
     state = {k: v.detach().to(torch.float16).contiguous() for k, v in state.items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     save_file(state, str(path), metadata={"base": resources.MINILM_HUB_NAME, "adapted_layers": str(n_adapt)})
-    meta = {**meta, "file": path.name, "sha256": resources.file_sha256.__wrapped__(str(path)),
-            "bytes": path.stat().st_size, "tensors": len(state)}
+    meta = {
+        **meta,
+        "file": path.name,
+        "sha256": resources.file_sha256.__wrapped__(str(path)),
+        "bytes": path.stat().st_size,
+        "tensors": len(state),
+    }
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     log(f"saved {path} ({path.stat().st_size / 1e6:.2f} MB, sha256 {meta['sha256']})")
     return meta
@@ -325,16 +357,22 @@ def evaluate(model, tokenizer, sets, label: str) -> dict:
         started = time.time()
         out[name] = mlm.masked_token_accuracy(model, tokenizer, texts, seed=0)
         r = out[name]
-        log(f"[{label}] {name}: top1 {r['top1']:.4f} top10 {r['top10']:.4f} loss {r['loss']:.3f} "
-            f"({r['tokens']} masked pieces, {time.time() - started:.0f}s)")
+        log(
+            f"[{label}] {name}: top1 {r['top1']:.4f} top10 {r['top10']:.4f} loss {r['loss']:.3f} "
+            f"({r['tokens']} masked pieces, {time.time() - started:.0f}s)"
+        )
     return out
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, help="where to write the head (.safetensors; a .json goes next to it)")
-    parser.add_argument("--head", choices=sorted(mlm.HEAD_KINDS), default="window",
-                        help="bert: BERT's head; window: its transform also reads the neighbouring positions")
+    parser.add_argument(
+        "--head",
+        choices=sorted(mlm.HEAD_KINDS),
+        default="window",
+        help="bert: BERT's head; window: its transform also reads the neighbouring positions",
+    )
     parser.add_argument("--adapt-layers", type=int, default=0, help="top encoder layers trained with the head")
     parser.add_argument("--tokens", type=int, default=1_000_000, help="training text budget in word pieces")
     parser.add_argument("--max-length", type=int, default=128)
@@ -360,6 +398,7 @@ def main(argv=None) -> int:
     if args.eval_only:
         if args.head_file:
             from safetensors.torch import load_file
+
             mlm.apply_head(model, load_file(args.head_file))
         evaluate(model, tokenizer, sets, str(args.head_file or "untrained head"))
         return 0
@@ -374,8 +413,16 @@ def main(argv=None) -> int:
     texts = training_texts(tokenizer, args.tokens, args.max_length, args.seed, held_out)
     n_frozen = model.config.num_hidden_layers - args.adapt_layers
     log(f"caching the output of the {n_frozen} frozen layers on {len(texts)} masked texts")
-    units, counts = build_cache(model, tokenizer, texts, n_frozen, args.adapt_layers > 0, args.max_length, args.seed,
-                                window=args.head == "window")
+    units, counts = build_cache(
+        model,
+        tokenizer,
+        texts,
+        n_frozen,
+        args.adapt_layers > 0,
+        args.max_length,
+        args.seed,
+        window=args.head == "window",
+    )
     cache_s = time.time() - started
     units, val_units = split_units(units, args.val_fraction, args.seed)
     log(f"cache: {unit_count(units)} training units, {unit_count(val_units)} validation units, {cache_s:.0f}s")
@@ -391,9 +438,18 @@ def main(argv=None) -> int:
         "adapted_layers": args.adapt_layers,
         "dtype": "float16",
         "command": "python scripts/train_mlm_head.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
-        "training": {"texts": len(texts), "sources": SOURCES, "tokens_budget": args.tokens, "epochs": args.epochs,
-                     "lr": args.lr, "layer_lr": args.layer_lr, "seed": args.seed, "cache_seconds": round(cache_s),
-                     "total_seconds": round(train_s), "threads": args.threads},
+        "training": {
+            "texts": len(texts),
+            "sources": SOURCES,
+            "tokens_budget": args.tokens,
+            "epochs": args.epochs,
+            "lr": args.lr,
+            "layer_lr": args.layer_lr,
+            "seed": args.seed,
+            "cache_seconds": round(cache_s),
+            "total_seconds": round(train_s),
+            "threads": args.threads,
+        },
         "heldout": results,
     }
     save_head(model, args.adapt_layers, args.out, meta)

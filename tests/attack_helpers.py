@@ -30,14 +30,17 @@ class KeywordModel(torch.nn.Module):
         return SimpleNamespace(logits=torch.stack([-s, s], dim=-1))
 
 
-GOOD = [Example("the film is good and the acting is great .", 1, id="g1"),
-        Example("a good , nice story .", 1, id="g2"),
-        Example("bad plot , awful ending .", 0, id="b1"),
-        Example("a fine movie", 1, id="g3")]
+GOOD = [
+    Example("the film is good and the acting is great .", 1, id="g1"),
+    Example("a good , nice story .", 1, id="g2"),
+    Example("bad plot , awful ending .", 0, id="b1"),
+    Example("a fine movie", 1, id="g3"),
+]
 
-BAD_INPUTS = [Example("", 1, id="empty"),
-              Example("the and of it is", 0, id="stopwords"),
-              Example("good", 1, id="one-word"),
-              Example(" ".join(["a good film ,"] * 15), 1, id="long"),  # over the 32 tokens the tests allow
-              Example("un film très good , très drôle — ça marche ! 😀", 1, id="non-ascii")]
-
+BAD_INPUTS = [
+    Example("", 1, id="empty"),
+    Example("the and of it is", 0, id="stopwords"),
+    Example("good", 1, id="one-word"),
+    Example(" ".join(["a good film ,"] * 15), 1, id="long"),  # over the 32 tokens the tests allow
+    Example("un film très good , très drôle — ça marche ! 😀", 1, id="non-ascii"),
+]

@@ -13,20 +13,38 @@ import random
 from pathlib import Path
 
 WORDS = "the film is a great and moving story told with care but slow <b>".split()
-ADVGLUE_SIZES = {"advglue-sst2": 12, "advglue-qqp": 10, "advglue-qnli": 8, "advglue-rte": 8, "advglue-mnli": 9,
-                 "advglue-mnli-mm": 9}
+ADVGLUE_SIZES = {
+    "advglue-sst2": 12,
+    "advglue-qqp": 10,
+    "advglue-qnli": 8,
+    "advglue-rte": 8,
+    "advglue-mnli": 9,
+    "advglue-mnli-mm": 9,
+}
 
 
 def train_config(method="standard", arch="plain", seed=0, n_train=1000) -> dict:
-    return {"model": "minilm", "task": "sst2", "method": method, "method_args": {}, "arch": arch,
-            "im": {"K": 3, "eta": 0.1} if arch == "im" else {}, "seed": seed, "n_train": n_train, "per_class": None,
-            "train_split": "train", "data_seed": 0, "epochs": 3}
+    return {
+        "model": "minilm",
+        "task": "sst2",
+        "method": method,
+        "method_args": {},
+        "arch": arch,
+        "im": {"K": 3, "eta": 0.1} if arch == "im" else {},
+        "seed": seed,
+        "n_train": n_train,
+        "per_class": None,
+        "train_split": "train",
+        "data_seed": 0,
+        "epochs": 3,
+    }
 
 
 def _write(folder: Path, meta: dict, metrics: dict, examples: list[dict] | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(json.dumps({"robustft_run": 1, "hash": folder.name, "versions": {},
-                                                    "inputs": {}, **meta}, indent=2))
+    (folder / "config.json").write_text(
+        json.dumps({"robustft_run": 1, "hash": folder.name, "versions": {}, "inputs": {}, **meta}, indent=2)
+    )
     (folder / "metrics.json").write_text(json.dumps(metrics, indent=2))
     if examples is not None:
         (folder / "examples.jsonl").write_text("".join(json.dumps(e) + "\n" for e in examples))
@@ -34,20 +52,42 @@ def _write(folder: Path, meta: dict, metrics: dict, examples: list[dict] | None 
 
 
 def write_train(root: Path, name: str, cfg: dict, dev_accuracy: float) -> Path:
-    metrics = {"best": {"epoch": 2, "dev_accuracy": dev_accuracy, "dev_n": 872},
-               "history": [], "n_train": cfg["n_train"], "n_dev": 872, "train_time_s": 60.0 + cfg["seed"]}
+    metrics = {
+        "best": {"epoch": 2, "dev_accuracy": dev_accuracy, "dev_n": 872},
+        "history": [],
+        "n_train": cfg["n_train"],
+        "n_dev": 872,
+        "train_time_s": 60.0 + cfg["seed"],
+    }
     return _write(root / name, {"verb": "train", "config": cfg}, metrics)
 
 
-def write_eval(root: Path, name: str, model_cfg: dict, task: str, split: str, labels: list[int],
-               predictions: list[int]) -> Path:
-    examples = [{"index": i, "id": f"{task}-{split}-{i}", "label": y, "prediction": p, "correct": p == y,
-                 "probs": [0.5, 0.5]} for i, (y, p) in enumerate(zip(labels, predictions, strict=True))]
+def write_eval(
+    root: Path, name: str, model_cfg: dict, task: str, split: str, labels: list[int], predictions: list[int]
+) -> Path:
+    examples = [
+        {"index": i, "id": f"{task}-{split}-{i}", "label": y, "prediction": p, "correct": p == y, "probs": [0.5, 0.5]}
+        for i, (y, p) in enumerate(zip(labels, predictions, strict=True))
+    ]
     accuracy = sum(e["correct"] for e in examples) / len(examples)
-    meta = {"verb": "eval", "config": {"task": task, "split": split, "n": None, "seed": 0},
-            "model_run": {"path": f"runs/{model_cfg['method']}", "config": model_cfg}}
-    return _write(root / name, meta, {"task": task, "split": split, "n": len(examples), "accuracy": accuracy,
-                                      "accuracy_ci95": [0.0, 1.0], "loss": 0.5}, examples)
+    meta = {
+        "verb": "eval",
+        "config": {"task": task, "split": split, "n": None, "seed": 0},
+        "model_run": {"path": f"runs/{model_cfg['method']}", "config": model_cfg},
+    }
+    return _write(
+        root / name,
+        meta,
+        {
+            "task": task,
+            "split": split,
+            "n": len(examples),
+            "accuracy": accuracy,
+            "accuracy_ci95": [0.0, 1.0],
+            "loss": 0.5,
+        },
+        examples,
+    )
 
 
 def attack_record(i: int, label: int, result: str, rng: random.Random) -> dict:
@@ -58,12 +98,25 @@ def attack_record(i: int, label: int, result: str, rng: random.Random) -> dict:
     if result == "succeeded":
         swaps = [{"index": 1, "original": words[1], "new": "superb"}]
         adversarial_words[1] = "superb"
-    return {"index": i, "id": f"sst2-test-{i}", "label": label, "result": result, "original": original,
-            "adversarial": " ".join(adversarial_words), "perturbed_field": "text_a", "context": None,
-            "original_pred": label if result != "skipped" else 1 - label,
-            "adversarial_pred": (1 - label) if result == "succeeded" else label if result == "failed" else None,
-            "original_probs": None, "adversarial_probs": None, "swaps": swaps, "num_words": 8, "queries": 20 + i,
-            "seconds": 0.1, "reason": ""}
+    return {
+        "index": i,
+        "id": f"sst2-test-{i}",
+        "label": label,
+        "result": result,
+        "original": original,
+        "adversarial": " ".join(adversarial_words),
+        "perturbed_field": "text_a",
+        "context": None,
+        "original_pred": label if result != "skipped" else 1 - label,
+        "adversarial_pred": (1 - label) if result == "succeeded" else label if result == "failed" else None,
+        "original_probs": None,
+        "adversarial_probs": None,
+        "swaps": swaps,
+        "num_words": 8,
+        "queries": 20 + i,
+        "seconds": 0.1,
+        "reason": "",
+    }
 
 
 def write_attack(root: Path, name: str, model_cfg: dict, results: list[str]) -> Path:
@@ -72,11 +125,19 @@ def write_attack(root: Path, name: str, model_cfg: dict, results: list[str]) -> 
     rng = random.Random(len(name))
     records = [attack_record(i, i % 2, r, rng) for i, r in enumerate(results)]
     metrics = summarize([AttackRecord.from_dict(r) for r in records])
-    meta = {"verb": "attack", "config": {"task": "sst2", "split": "test", "recipe": "textfooler", "protocol": None,
-                                         "n": len(results), "seed": 0,
-                                         "attack": {"deviations": ["TextFooler neighbours: 8 counter-fitted "
-                                                                   "instead of 50 embedding neighbours"]}},
-            "model_run": {"path": "runs/x", "config": model_cfg}}
+    meta = {
+        "verb": "attack",
+        "config": {
+            "task": "sst2",
+            "split": "test",
+            "recipe": "textfooler",
+            "protocol": None,
+            "n": len(results),
+            "seed": 0,
+            "attack": {"deviations": ["TextFooler neighbours: 8 counter-fitted instead of 50 embedding neighbours"]},
+        },
+        "model_run": {"path": "runs/x", "config": model_cfg},
+    }
     return _write(root / name, meta, metrics, records)
 
 
@@ -95,12 +156,28 @@ def write_advglue(root: Path, prefix: str, model_cfg: dict, wrong_every: int) ->
 
 
 def write_probe(root: Path) -> Path:
-    probe = {"task": "sst2", "split": "dev", "n_pairs": 20, "perturbation": "1 counter-fitted swap(s)", "seed": 0,
-             "settings": {"BERT": None, "IM-BERT": {"K": 3}},
-             "results": {"BERT": {"n_pairs": 20, "distance_mean": [0.2, 0.15, 0.14, 0.16],
-                                  "distance_std": [0.1, 0.08, 0.07, 0.09], "residual": {}},
-                         "IM-BERT": {"n_pairs": 20, "distance_mean": [0.2, 0.12, 0.1, 0.11],
-                                     "distance_std": [0.1, 0.06, 0.05, 0.06], "residual": {}}}}
+    probe = {
+        "task": "sst2",
+        "split": "dev",
+        "n_pairs": 20,
+        "perturbation": "1 counter-fitted swap(s)",
+        "seed": 0,
+        "settings": {"BERT": None, "IM-BERT": {"K": 3}},
+        "results": {
+            "BERT": {
+                "n_pairs": 20,
+                "distance_mean": [0.2, 0.15, 0.14, 0.16],
+                "distance_std": [0.1, 0.08, 0.07, 0.09],
+                "residual": {},
+            },
+            "IM-BERT": {
+                "n_pairs": 20,
+                "distance_mean": [0.2, 0.12, 0.1, 0.11],
+                "distance_std": [0.1, 0.06, 0.05, 0.06],
+                "residual": {},
+            },
+        },
+    }
     folder = _write(root / "probe", {"verb": "probe", "config": {"task": "sst2", "split": "dev", "n": 20}}, {})
     (folder / "probe.json").write_text(json.dumps(probe))
     return folder
@@ -113,10 +190,24 @@ def write_fixture_runs(root: Path) -> Path:
         std, im = train_config(seed=seed), train_config(arch="im", seed=seed)
         write_train(root, f"train-std-s{seed}", std, 0.85 + 0.01 * seed)
         write_train(root, f"train-im-s{seed}", im, 0.86 + 0.01 * seed)
-        write_eval(root, f"eval-std-s{seed}", std, "sst2", "dev", dev_labels,
-                   [y if i >= 3 + seed else 1 - y for i, y in enumerate(dev_labels)])  # 17 / 18 of 20
-        write_eval(root, f"eval-im-s{seed}", im, "sst2", "dev", dev_labels,
-                   [y if i >= 2 else 1 - y for i, y in enumerate(dev_labels)])  # 18 of 20
+        write_eval(
+            root,
+            f"eval-std-s{seed}",
+            std,
+            "sst2",
+            "dev",
+            dev_labels,
+            [y if i >= 3 + seed else 1 - y for i, y in enumerate(dev_labels)],
+        )  # 17 / 18 of 20
+        write_eval(
+            root,
+            f"eval-im-s{seed}",
+            im,
+            "sst2",
+            "dev",
+            dev_labels,
+            [y if i >= 2 else 1 - y for i, y in enumerate(dev_labels)],
+        )  # 18 of 20
         write_attack(root, f"attack-std-s{seed}", std, attack_results(10 + seed))
         write_attack(root, f"attack-im-s{seed}", im, attack_results(30 + seed))
         small = train_config(seed=seed, n_train=100)

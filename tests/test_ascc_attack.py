@@ -25,8 +25,9 @@ NEIGHBORS = {"good": ["bad", "fine"], "film": ["movie", "picture"], "man": ["guy
 def trained():
     torch.manual_seed(0)
     model, tok = tiny_bert(2, seed=0, initializer_range=0.2)
-    examples = [Example(f"{a} {w} film", int(w == "good"))
-                for a in ("a", "the", "one", "that") for w in ("good", "bad")]
+    examples = [
+        Example(f"{a} {w} film", int(w == "good")) for a in ("a", "the", "one", "that") for w in ("good", "bad")
+    ]
     batch = collate(encode(tok, examples, 16), tok.pad_token_id)
     objective = build_objective("standard")
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
@@ -48,8 +49,11 @@ def attack_all(attack, examples, seed=0):
 
 def test_attack_flips_through_an_adversarial_neighbour_and_reports_it(trained):
     model, tok = trained
-    examples = [Example("a good film", 1, id="x0"), Example("the bad film", 0, id="x1"),
-                Example("a bad film", 1, id="x2")]
+    examples = [
+        Example("a good film", 1, id="x0"),
+        Example("the bad film", 0, id="x1"),
+        Example("a bad film", 1, id="x2"),
+    ]
     records = attack_all(ascc(model, tok), examples)
     assert [r.index for r in records] == [0, 1, 2] and [r.id for r in records] == ["x0", "x1", "x2"]
     flipped, unmovable, wrong = records
@@ -96,8 +100,11 @@ def test_build_attack_makes_the_recipe_and_refuses_a_budget(trained):
 
 def test_streams_through_the_runner_and_resumes(trained, tmp_path):
     model, tok = trained
-    examples = [Example("a good film", 1, id="x0"), Example("the bad film", 0, id="x1"),
-                Example("a good man", 1, id="x2")]
+    examples = [
+        Example("a good film", 1, id="x0"),
+        Example("the bad film", 0, id="x1"),
+        Example("a good man", 1, id="x2"),
+    ]
     cfg = AttackConfig(model="tiny", recipe="ascc", n=3)
 
     def attack_into(folder, resume=False, first=None):

@@ -41,8 +41,9 @@ def test_weights_stay_on_the_simplex_and_mask_padded_slots(tiny):
     examples = [Example("a good movie", 1), Example("the man runs fast", 0)]
     batch = batch_of(tok, examples)
     table = CandidateBuilder(tok, get_task("sst2"), NEIGHBORS).build(batch)
-    weights = optimise_weights(model, batch, table, kl_gain(model(input_ids=batch["input_ids"]).logits),
-                               HullSettings(steps=3))
+    weights = optimise_weights(
+        model, batch, table, kl_gain(model(input_ids=batch["input_ids"]).logits), HullSettings(steps=3)
+    )
     assert torch.allclose(weights.sum(-1), torch.ones(weights.shape[:2]), atol=1e-6)
     assert (weights >= 0).all()
     assert (weights[~table.slot_mask] < 1e-30).all()
@@ -82,8 +83,11 @@ def test_candidates_are_whole_words_aligned_with_their_word_pieces(tiny):
 def test_multi_piece_words_share_one_weight_vector(tiny):
     model, tok = tiny
     pieces = len(tok("unwatchable", add_special_tokens=False)["input_ids"])
-    same_length = [w for w in ("unbearable", "unlistenable", "insufferable", "unendurable")
-                   if len(tok(w, add_special_tokens=False)["input_ids"]) == pieces]
+    same_length = [
+        w
+        for w in ("unbearable", "unlistenable", "insufferable", "unendurable")
+        if len(tok(w, add_special_tokens=False)["input_ids"]) == pieces
+    ]
     assert pieces > 1 and same_length
     batch = batch_of(tok, [Example("an unwatchable film", 0)])
     table = CandidateBuilder(tok, get_task("sst2"), {"unwatchable": same_length}).build(batch)
@@ -165,7 +169,7 @@ def test_hull_target_and_search_mode_follow_the_release(method, target_mode, mon
     with torch.no_grad():
         eval_logits = model(**model_inputs(batch)).logits
     assert torch.allclose(target, eval_logits, atol=1e-6) == (target_mode == "eval")
-    search_modes = modes[1:1 + 2 + 1]  # after the training forward: the target forward and the search steps
+    search_modes = modes[1 : 1 + 2 + 1]  # after the training forward: the target forward and the search steps
     assert set(search_modes) == {target_mode == "train"}, modes
 
 

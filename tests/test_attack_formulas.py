@@ -43,8 +43,9 @@ class RecordingEncoder:
 
     def __call__(self, texts):
         self.seen += list(texts)
-        return np.stack([np.array([1.0, 0.0]) if t.startswith("a") else np.array([math.cos(0.5), math.sin(0.5)])
-                         for t in texts])
+        return np.stack(
+            [np.array([1.0, 0.0]) if t.startswith("a") else np.array([math.cos(0.5), math.sin(0.5)]) for t in texts]
+        )
 
 
 @pytest.fixture
@@ -65,9 +66,19 @@ def test_angular_similarity_and_its_threshold(recording):
     assert kept and sim.last_scores["x b c"] == pytest.approx(1 - 0.5 / math.pi)
 
 
-@pytest.mark.parametrize(("index", "size", "n", "window"), [
-    (0, 15, 20, (0, 15)), (6, 15, 20, (0, 15)), (7, 15, 20, (0, 15)), (10, 15, 20, (3, 18)),
-    (12, 15, 20, (5, 20)), (19, 15, 20, (5, 20)), (5, 4, 10, (3, 7)), (3, 15, 9, (0, 9))])
+@pytest.mark.parametrize(
+    ("index", "size", "n", "window"),
+    [
+        (0, 15, 20, (0, 15)),
+        (6, 15, 20, (0, 15)),
+        (7, 15, 20, (0, 15)),
+        (10, 15, 20, (3, 18)),
+        (12, 15, 20, (5, 20)),
+        (19, 15, 20, (5, 20)),
+        (5, 4, 10, (3, 7)),
+        (3, 15, 9, (0, 9)),
+    ],
+)
 def test_window_is_textattacks_text_window_around_index(index, size, n, window):
     text = AttackedText(" ".join(f"w{i}" for i in range(n)))
     assert text.window(index, size) == window
@@ -79,8 +90,10 @@ def test_window_strings_and_short_texts_score_one(recording):
     sim = SentenceSimilarity(window_size=15, compare_against_original=False, skip_text_shorter_than_window=True)
     long = AttackedText(" ".join(f"w{i}" for i in range(20)))
     sim.filter([long.replace_word(10, "new")], long, long)
-    assert recording.seen[-2:] == [" ".join(f"w{i}" for i in range(3, 18)),
-                                   " ".join(f"w{i}" if i != 10 else "new" for i in range(3, 18))]
+    assert recording.seen[-2:] == [
+        " ".join(f"w{i}" for i in range(3, 18)),
+        " ".join(f"w{i}" if i != 10 else "new" for i in range(3, 18)),
+    ]
     short = AttackedText("a short text")
     before = len(recording.seen)
     out = sim.filter([short.replace_word(1, "tiny")], short, short)
@@ -109,8 +122,11 @@ def test_genetic_selection_direction():
 @pytest.mark.parametrize("compat", ["alzantot", "textattack"])
 def test_genetic_stops_when_the_first_population_succeeds_and_counts_both_units(keyword, compat):
     model, tok = keyword
-    attack = build_attack("genetic", Victim(model, tok, "sst2"), overrides={
-        "population": 4, "generations": 40, "lm_scorer": None, "compat": compat})
+    attack = build_attack(
+        "genetic",
+        Victim(model, tok, "sst2"),
+        overrides={"population": 4, "generations": 40, "lm_scorer": None, "compat": compat},
+    )
     record = attack.run(Example("a good", 1), 0, 0)  # "a" is a stopword: only "good" (6 neighbours) moves
     assert record.result == SUCCEEDED
     # Each member's first perturbation tries the six swaps of "good"; all but "nice" (a cue word) flip
@@ -136,13 +152,20 @@ PREMISE = "the people in the picture are standing near a large old building in t
 HYPOTHESIS = "good great fine nice good film"  # 6 words, 5 cues
 
 
-@pytest.mark.parametrize(("pair_words", "words", "cap", "flips"), [("joint", 21, 7, True),
-                                                                   ("perturbed", 6, 2, False)])
+@pytest.mark.parametrize(("pair_words", "words", "cap", "flips"), [("joint", 21, 7, True), ("perturbed", 6, 2, False)])
 def test_pair_task_denominators(keyword, pair_words, words, cap, flips):
     model, tok = keyword
-    attack = build_attack("textfooler", Victim(model, tok, "rte"), overrides={
-        "similarity": None, "pos_context": "sentence", "max_percent": 0.3, "query_budget_per_word": 50,
-        "pair_words": pair_words})
+    attack = build_attack(
+        "textfooler",
+        Victim(model, tok, "rte"),
+        overrides={
+            "similarity": None,
+            "pos_context": "sentence",
+            "max_percent": 0.3,
+            "query_budget_per_word": 50,
+            "pair_words": pair_words,
+        },
+    )
     record = attack.run(Example(PREMISE, 1, HYPOTHESIS), 0, 0)
     assert record.num_words == words and math.ceil(0.3 * words) == cap
     assert attack._budget(words) == 50 * words
@@ -157,12 +180,19 @@ def test_each_recipe_uses_its_stopword_list(keyword):
     model, tok = keyword
     lists = {}
     for name in ("pwws", "textfooler", "bert-attack", "genetic"):
-        attack = build_attack(name, Victim(model, tok, "sst2"), overrides={"lm_scorer": None} if name == "genetic"
-                              else {"similarity": None})
+        attack = build_attack(
+            name,
+            Victim(model, tok, "sst2"),
+            overrides={"lm_scorer": None} if name == "genetic" else {"similarity": None},
+        )
         (stop,) = [c for c in attack.constraints if isinstance(c, StopwordModification)]
         lists[name] = (stop.source, len(stop.words))
-    assert lists == {"pwws": ("nltk", 179), "textfooler": ("textfooler", 266),
-                     "bert-attack": ("textfooler", 266), "genetic": ("nltk", 179)}
+    assert lists == {
+        "pwws": ("nltk", 179),
+        "textfooler": ("textfooler", 266),
+        "bert-attack": ("textfooler", 266),
+        "genetic": ("nltk", 179),
+    }
     assert len(resources.textfooler_stopwords()) == 266
     text = AttackedText("anyway the acting across scenes")
     assert StopwordModification("textfooler").modifiable(text) == {2, 4}
@@ -182,8 +212,10 @@ def test_pos_tags_textattacks_window_of_the_original_text(monkeypatch):
     original = AttackedText("one two three four five six good eight nine ten eleven twelve")
     current = original.replace_word(1, "second")
     pos.filter([current.replace_word(6, "fine")], current, original)
-    assert seen == [("three", "four", "five", "six", "good", "eight", "nine", "ten"),
-                    ("three", "four", "five", "six", "fine", "eight", "nine", "ten")]
+    assert seen == [
+        ("three", "four", "five", "six", "good", "eight", "nine", "ten"),
+        ("three", "four", "five", "six", "fine", "eight", "nine", "ten"),
+    ]
 
 
 def test_textattack_compat_never_swaps_a_word_twice(keyword):
@@ -194,8 +226,11 @@ def test_textattack_compat_never_swaps_a_word_twice(keyword):
     from robustft.attacks.view import TextView
 
     model, tok = keyword
-    attack = build_attack("genetic", Victim(model, tok, "sst2"), overrides={
-        "lm_scorer": None, "compat": "textattack", "max_percent": None})
+    attack = build_attack(
+        "genetic",
+        Victim(model, tok, "sst2"),
+        overrides={"lm_scorer": None, "compat": "textattack", "max_percent": None},
+    )
     original = AttackedText("a good")
     goal = UntargetedClassification(attack.victim, TextView.of(Example("a good", 1), "text_a"))
     attack.victim.reset(None)

@@ -33,8 +33,9 @@ class SlowKeywordModel(KeywordModel):
 def test_an_example_over_its_time_limit_fails_with_the_reason(tok):
     text = " ".join(["the plot was fine and the cast was good"] * 20)  # 180 words: a long greedy search
     example = Example(text, 1, id="long")
-    slow = build_attack("pwws", Victim(SlowKeywordModel(tok), tok, "sst2", batch_size=4),
-                        overrides={"time_limit_s": 0.3})
+    slow = build_attack(
+        "pwws", Victim(SlowKeywordModel(tok), tok, "sst2", batch_size=4), overrides={"time_limit_s": 0.3}
+    )
     start = time.perf_counter()
     record = slow.run(example, 0, 0)
     assert time.perf_counter() - start < 3.0
@@ -77,8 +78,11 @@ def test_default_masked_lm_never_asks_the_network(monkeypatch):
     for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", mlm.MLM_ENV):
         monkeypatch.delenv(var, raising=False)
     asked = []
-    monkeypatch.setattr(mlm, "load_hub_mlm", lambda name: asked.append(name) or (_ for _ in ()).throw(
-        AssertionError(f"tried the hub for {name}")))
+    monkeypatch.setattr(
+        mlm,
+        "load_hub_mlm",
+        lambda name: asked.append(name) or (_ for _ in ()).throw(AssertionError(f"tried the hub for {name}")),
+    )
     monkeypatch.setattr(mlm, "load_shipped_mlm", lambda: ("shipped", None))
     monkeypatch.setattr(mlm, "_cached_snapshot", lambda repo: None)
     assert mlm.load_masked_lm() == ("shipped", None) and asked == []
@@ -114,15 +118,27 @@ def test_a_success_under_bf16_is_rechecked_in_fp32(tok):
     assert record.result == FAILED and "not confirmed in fp32" in record.reason
     assert record.adversarial_pred == 0 and record.swaps  # fp32's verdict on the swapped text is recorded
     assert record.queries == record.distinct_queries  # the re-check is one more query in both units
-    off = build_attack("textfooler", Victim(Bf16Flip(tok), tok, "sst2", precision="bf16"),
-                       overrides={"similarity": None, "recheck_full_precision": False}).run(example, 0, 0)
+    off = build_attack(
+        "textfooler",
+        Victim(Bf16Flip(tok), tok, "sst2", precision="bf16"),
+        overrides={"similarity": None, "recheck_full_precision": False},
+    ).run(example, 0, 0)
     assert off.result == SUCCEEDED and off.queries == record.queries - 1
 
 
-@pytest.mark.parametrize(("key", "value"), [("query_budget", 0), ("query_budget", -1), ("query_budget", 2.5),
-                                            ("query_budget_per_word", float("nan")), ("query_budget_per_word", 0),
-                                            ("time_limit_s", float("inf")), ("time_limit_s", "10"),
-                                            ("query_budget", True)])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("query_budget", 0),
+        ("query_budget", -1),
+        ("query_budget", 2.5),
+        ("query_budget_per_word", float("nan")),
+        ("query_budget_per_word", 0),
+        ("time_limit_s", float("inf")),
+        ("time_limit_s", "10"),
+        ("query_budget", True),
+    ],
+)
 def test_bad_engine_settings_are_config_errors_naming_the_key(tok, key, value):
     with pytest.raises(ConfigError, match=key):
         build_attack("pwws", Victim(KeywordModel(tok), tok, "sst2"), overrides={key: value})

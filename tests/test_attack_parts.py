@@ -50,8 +50,9 @@ def test_pos_antonym_and_max_words_filters():
 def test_use_similarity_keeps_close_and_drops_far_substitutes():
     text = AttackedText("the acting was wonderful and the story moved me deeply")
     close, far = text.replace_word(3, "marvelous"), text.replace_word(3, "carburetor")
-    sim = SentenceSimilarity("use", threshold=0.9, metric="angular", window_size=15,
-                             skip_text_shorter_than_window=False)
+    sim = SentenceSimilarity(
+        "use", threshold=0.9, metric="angular", window_size=15, skip_text_shorter_than_window=False
+    )
     assert sim.filter([close, far], text, text) == [close]
     assert sim.last_scores[close.text] > sim.last_scores[far.text]
 

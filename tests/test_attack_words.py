@@ -12,8 +12,10 @@ def test_replace_keeps_everything_but_the_word_and_matches_case():
     adv = t.replace_words({0: "superb", 2: "superb"})
     assert adv.text == "Superb movie , SUPERB acting ."
     assert adv.modified == {0, 2}
-    assert adv.swaps() == [{"index": 0, "original": "Great", "new": "Superb"},
-                           {"index": 2, "original": "GREAT", "new": "SUPERB"}]
+    assert adv.swaps() == [
+        {"index": 0, "original": "Great", "new": "Superb"},
+        {"index": 2, "original": "GREAT", "new": "SUPERB"},
+    ]
 
 
 def test_swapping_back_clears_the_position():

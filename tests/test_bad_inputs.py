@@ -31,7 +31,11 @@ def run_cli(args: list[str], data_root: Path, stdin_yes: bool = False, **env_ext
     command = [sys.executable, "-m", "robustft.cli", *args]
     if stdin_yes:  # answer "y" to any interactive prompt, as `yes | robustft ...` would
         return subprocess.run(
-            "yes | " + " ".join(f"'{c}'" for c in command), shell=True, env=env, capture_output=True, text=True,
+            "yes | " + " ".join(f"'{c}'" for c in command),
+            shell=True,
+            env=env,
+            capture_output=True,
+            text=True,
             timeout=300,
         )
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
@@ -66,8 +70,11 @@ def test_undamaged_copies_read_cleanly(tmp_path, monkeypatch):
     # the catalogue's copies are the real layout: without damage every case's split reads
     monkeypatch.setenv("ROBUSTFT_DATA", str(tmp_path))
     for case in {(c.task, c.split): c for c in CASES}.values():
-        build(case.__class__(case.name, case.task, case.split, case.target, lambda d: d, whole=case.whole),
-              REAL_ROOT, tmp_path)
+        build(
+            case.__class__(case.name, case.task, case.split, case.target, lambda d: d, whole=case.whole),
+            REAL_ROOT,
+            tmp_path,
+        )
         assert tasks.load_examples(case.task, case.split)
 
 
@@ -109,11 +116,15 @@ def remote_code_folder(tmp_path, tiny_model_dir) -> Path:
     folder = tmp_path / "remote"
     shutil.copytree(tiny_model_dir, folder)
     config = json.loads((folder / "config.json").read_text())
-    config.update(model_type="evilbert", architectures=["EvilModel"], auto_map={
-        "AutoConfig": "evil.EvilConfig",
-        "AutoModelForSequenceClassification": "evil.EvilModel",
-        "AutoTokenizer": ["evil.EvilTokenizer", None],
-    })
+    config.update(
+        model_type="evilbert",
+        architectures=["EvilModel"],
+        auto_map={
+            "AutoConfig": "evil.EvilConfig",
+            "AutoModelForSequenceClassification": "evil.EvilModel",
+            "AutoTokenizer": ["evil.EvilTokenizer", None],
+        },
+    )
     (folder / "config.json").write_text(json.dumps(config))
     (folder / "evil.py").write_text(
         f"import pathlib\npathlib.Path({str(tmp_path / 'MARKER')!r}).write_text('foreign code ran')\n"
@@ -124,8 +135,12 @@ def remote_code_folder(tmp_path, tiny_model_dir) -> Path:
 
 
 def test_remote_code_model_never_runs_even_when_yes_is_piped(remote_code_folder, tmp_path):
-    proc = run_cli(["eval", "--model", str(remote_code_folder), "--task", "sst2", "-n", "8"], REAL_ROOT,
-                   stdin_yes=True, HF_MODULES_CACHE=str(tmp_path / "hf_modules"))
+    proc = run_cli(
+        ["eval", "--model", str(remote_code_folder), "--task", "sst2", "-n", "8"],
+        REAL_ROOT,
+        stdin_yes=True,
+        HF_MODULES_CACHE=str(tmp_path / "hf_modules"),
+    )
     assert not (tmp_path / "MARKER").exists(), "the model folder's Python code ran"
     error = assert_one_line_error(proc, str(remote_code_folder))
     assert "trust_remote_code=False" in error
@@ -163,12 +178,15 @@ def broken_config(folder: Path) -> None:
     (folder / "config.json").write_text('{"model_type": "bert", ')
 
 
-@pytest.mark.parametrize("damage,problem", [
-    (damaged_weights, "cannot load a model from"),
-    (garbage_weights, "cannot load a model from"),
-    (pickle_only, "only pickle weights (pytorch_model.bin)"),
-    (broken_config, "cannot read"),
-])
+@pytest.mark.parametrize(
+    "damage,problem",
+    [
+        (damaged_weights, "cannot load a model from"),
+        (garbage_weights, "cannot load a model from"),
+        (pickle_only, "only pickle weights (pytorch_model.bin)"),
+        (broken_config, "cannot read"),
+    ],
+)
 def test_broken_model_folder_is_one_line_naming_the_path(damage, problem, tmp_path, tiny_model_dir):
     from robustft.models.factory import ModelLoadError, load_classifier
 
@@ -184,5 +202,9 @@ def test_cli_eval_of_a_pickle_only_folder_exits_2(tmp_path, tiny_model_dir):
     folder = tmp_path / "model"
     shutil.copytree(tiny_model_dir, folder)
     pickle_only(folder)
-    assert re.search("never unpickles", assert_one_line_error(
-        run_cli(["eval", "--model", str(folder), "--task", "sst2", "-n", "8"], REAL_ROOT), str(folder)))
+    assert re.search(
+        "never unpickles",
+        assert_one_line_error(
+            run_cli(["eval", "--model", str(folder), "--task", "sst2", "-n", "8"], REAL_ROOT), str(folder)
+        ),
+    )

@@ -13,11 +13,21 @@ from robustft.errors import ConfigError
 
 
 def tiny_bench(model_dir, out, **kw) -> BenchConfig:
-    values = {"name": "tiny", "model": model_dir, "methods": {"bert": {}, "im": {"arch": "im", "im": {"K": 1}}},
-              "sizes": [32], "seeds": [0], "output_dir": str(out), "progress": False, "threads": 1,
-              "precision": "fp32", "train": {"epochs": 1, "n_dev": 16, "max_length": 32, "batch_size": 16},
-              "evals": [{"task": "{task}", "split": "dev", "n": 16}, {"advglue": True}],
-              "attacks": [{"recipe": "pwws", "split": "dev", "n": 2, "query_budget": 20}], **kw}
+    values = {
+        "name": "tiny",
+        "model": model_dir,
+        "methods": {"bert": {}, "im": {"arch": "im", "im": {"K": 1}}},
+        "sizes": [32],
+        "seeds": [0],
+        "output_dir": str(out),
+        "progress": False,
+        "threads": 1,
+        "precision": "fp32",
+        "train": {"epochs": 1, "n_dev": 16, "max_length": 32, "batch_size": 16},
+        "evals": [{"task": "{task}", "split": "dev", "n": 16}, {"advglue": True}],
+        "attacks": [{"recipe": "pwws", "split": "dev", "n": 2, "query_budget": 20}],
+        **kw,
+    }
     return apply_overrides(BenchConfig(), values).validate()
 
 
@@ -43,8 +53,11 @@ def test_a_bench_killed_mid_matrix_redoes_no_finished_job(tiny_model_dir, tmp_pa
     cell = tmp_path / "b" / "cells" / "im-sst2-n32-s0"
     trained = json.loads((cell / "config.json").read_text())["config"]
     assert (trained["arch"], trained["label"], trained["dev_split"]) == ("im", "im", "dev")
-    assert {p.name for p in cell.iterdir()} >= {"eval-sst2-dev-n16", "eval-advglue-sst2-dev",
-                                                "attack-pwws-sst2-dev-n2-s0"}
+    assert {p.name for p in cell.iterdir()} >= {
+        "eval-sst2-dev-n16",
+        "eval-advglue-sst2-dev",
+        "attack-pwws-sst2-dev-n2-s0",
+    }
 
 
 def test_jobs_are_listed_filtered_and_wait_for_their_model(tiny_model_dir, tmp_path, capsys):

@@ -223,16 +223,32 @@ def test_dropout_is_the_same_in_every_solver_call():
 
 
 def _roberta():
-    cfg = RobertaConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=40, hidden_dropout_prob=0.0,
-                        attention_probs_dropout_prob=0.0, pad_token_id=1)
+    cfg = RobertaConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=40,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        pad_token_id=1,
+    )
     return RobertaForSequenceClassification(cfg).eval()
 
 
 def _mpnet():
-    cfg = MPNetConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                      intermediate_size=64, max_position_embeddings=40, hidden_dropout_prob=0.0,
-                      attention_probs_dropout_prob=0.0, pad_token_id=1)
+    cfg = MPNetConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=40,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        pad_token_id=1,
+    )
     return MPNetForSequenceClassification(cfg).eval()
 
 

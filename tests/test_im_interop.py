@@ -47,8 +47,10 @@ def test_plain_transformers_refuses_a_saved_im_model_and_robustft_restores_it(tm
         expected = model(**enc).logits
     with pytest.raises(ValueError, match="robustft_im_bert"):
         AutoModelForSequenceClassification.from_pretrained(tmp_path)
-    assert any("robustft_im_bert" in m for m in transformers_warnings(
-        lambda: BertForSequenceClassification.from_pretrained(tmp_path)))  # an explicit class loads, but says so
+    assert any(
+        "robustft_im_bert" in m
+        for m in transformers_warnings(lambda: BertForSequenceClassification.from_pretrained(tmp_path))
+    )  # an explicit class loads, but says so
     loaded, _ = load_classifier(str(tmp_path))
     assert settings_of(loaded).arch == arch and type(load_config(str(tmp_path))).__name__ == "BertConfig"
     with torch.no_grad():
@@ -64,14 +66,35 @@ def test_unconverted_model_saves_as_plain_bert(tmp_path):
 
 def test_model_card_states_method_settings_data_figures_and_loading(tmp_path):
     saved(tmp_path)
-    info = {"method": "rift-snli", "method_args": {"beta": 5.0}, "base_model": "minilm", "task": "sst2",
-            "train_split": "train", "n_train": 1000, "seed": 0, "dev": {"accuracy": 0.8123, "n": 872},
-            "robustness": {"advglue-sst2 accuracy": 0.45, "majority-class baseline": 0.514}, "note": "a | b"}
+    info = {
+        "method": "rift-snli",
+        "method_args": {"beta": 5.0},
+        "base_model": "minilm",
+        "task": "sst2",
+        "train_split": "train",
+        "n_train": 1000,
+        "seed": 0,
+        "dev": {"accuracy": 0.8123, "n": 872},
+        "robustness": {"advglue-sst2 accuracy": 0.45, "majority-class baseline": 0.514},
+        "note": "a | b",
+    }
     text = write_model_card(tmp_path, info).read_text()
-    for needle in ("rift-snli", "IM-bert", "robustft_im_bert", "load_classifier(", tmp_path.name, "| K | 2 |",
-                   "| eta | 0.05 |", "| form | layer |", "| layers | [2] |", "| n_train | 1000 |",
-                   "| accuracy | 0.8123 |", "| advglue-sst2 accuracy | 0.45 |", "0 = negative, 1 = positive",
-                   "a \\| b"):
+    for needle in (
+        "rift-snli",
+        "IM-bert",
+        "robustft_im_bert",
+        "load_classifier(",
+        tmp_path.name,
+        "| K | 2 |",
+        "| eta | 0.05 |",
+        "| form | layer |",
+        "| layers | [2] |",
+        "| n_train | 1000 |",
+        "| accuracy | 0.8123 |",
+        "| advglue-sst2 accuracy | 0.45 |",
+        "0 = negative, 1 = positive",
+        "a \\| b",
+    ):
         assert needle in text, needle
     plain, _ = tiny_bert(seed=0)
     plain.save_pretrained(tmp_path / "plain")

@@ -12,8 +12,12 @@ from robustft.train.objectives import OBJECTIVES, build_objective
 from robustft.train.objectives.base import TrainContext
 
 NEIGHBORS = {"film": ["movie", "picture"], "good": ["fine", "nice"], "bad": ["poor"]}
-FAST_ARGS = {"rift": {"teacher": "copy", "steps": 2}, "rift-imdb": {"teacher": "copy", "steps": 2},
-             "rift-snli": {"teacher": "copy", "steps": 2}, "ascc": {"steps": 2}}
+FAST_ARGS = {
+    "rift": {"teacher": "copy", "steps": 2},
+    "rift-imdb": {"teacher": "copy", "steps": 2},
+    "rift-snli": {"teacher": "copy", "steps": 2},
+    "ascc": {"steps": 2},
+}
 
 
 @pytest.mark.parametrize("grad", ["unrolled", "explicit"])

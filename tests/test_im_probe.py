@@ -47,8 +47,9 @@ def test_probe_command_writes_json_and_png(tmp_path, perturb, capsys):
     model.save_pretrained(tmp_path / "im")
     tok.save_pretrained(tmp_path / "im")
     out = tmp_path / "out"
-    code = main(["probe", "--models", f"IM={tmp_path / 'im'}", "-n", "8", "--perturb", perturb,
-                 "--output_dir", str(out)])
+    code = main(
+        ["probe", "--models", f"IM={tmp_path / 'im'}", "-n", "8", "--perturb", perturb, "--output_dir", str(out)]
+    )
     assert code == 0
     record = json.loads((out / "probe.json").read_text())
     assert record["settings"]["IM"]["layers"] == [2] and list(record["results"]["IM"]["residual"]) == ["layer 2"]

@@ -12,8 +12,13 @@ spec.loader.exec_module(screening)
 
 
 def record(setting, swap, noise, end=None, diverged=0):
-    out = {"setting": setting, "swap": {"mean": [0.2, swap]}, "noise": {"mean": [0.4, noise]}, "cost_x_plain": 5.0,
-           "residual": {} if end is None else {"layer 1": {"start": 0.5, "end": end, "diverged": diverged}}}
+    out = {
+        "setting": setting,
+        "swap": {"mean": [0.2, swap]},
+        "noise": {"mean": [0.4, noise]},
+        "cost_x_plain": 5.0,
+        "residual": {} if end is None else {"layer 1": {"start": 0.5, "end": end, "diverged": diverged}},
+    }
     out["key"] = screening.key(setting)
     return out
 

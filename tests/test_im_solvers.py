@@ -31,8 +31,17 @@ def residuals(model):
 
 def test_gd_is_the_default_and_configs_saved_before_solvers_load_as_gd():
     assert ImSettings().solver == "gd"
-    old = {"arch": "im", "layers": [4, 5, 6], "K": 2, "eta": 0.01, "dt": 1.0, "form": "increment",
-           "grad": "explicit", "on_divergence": "fallback", "tol": 0.01}
+    old = {
+        "arch": "im",
+        "layers": [4, 5, 6],
+        "K": 2,
+        "eta": 0.01,
+        "dt": 1.0,
+        "form": "increment",
+        "grad": "explicit",
+        "on_divergence": "fallback",
+        "tol": 0.01,
+    }
     assert ImSettings.from_dict(old).solver == "gd"
     for bad in ({"solver": "newton"}, {"beta": 0.0}, {"beta": 1.5}, {"memory": 0}, {"halvings": -1}):
         with pytest.raises(ConfigError, match=next(iter(bad))):
@@ -75,8 +84,7 @@ def test_backtracking_never_raises_the_energy_where_fixed_eta_diverges():
     convert(model, arch="im", layers="all", form="layer", dt=1.0, K=4, eta=50.0, solver="gd")
     logits(model, enc)
     assert all(s["diverged"] == 2 for s in im_stats(model).values())
-    convert(model, arch="im", layers="all", form="layer", dt=1.0, K=4, eta=50.0, solver="gd-backtracking",
-            halvings=20)
+    convert(model, arch="im", layers="all", form="layer", dt=1.0, K=4, eta=50.0, solver="gd-backtracking", halvings=20)
     logits(model, enc)
     for name, stats in im_stats(model).items():
         res = stats["last_relative_residual"]
@@ -97,8 +105,20 @@ def test_padding_never_enters_any_solve(solver):
 def test_settings_round_trip_through_save_and_load(solver, tmp_path):
     model, tok = tiny_bert(seed=0)
     enc = batch(tok)
-    convert(model, arch="im", layers="2", K=3, eta=0.3, form="layer", dt=0.5, grad="jfb", solver=solver,
-            beta=0.7, memory=3, halvings=2)
+    convert(
+        model,
+        arch="im",
+        layers="2",
+        K=3,
+        eta=0.3,
+        form="layer",
+        dt=0.5,
+        grad="jfb",
+        solver=solver,
+        beta=0.7,
+        memory=3,
+        halvings=2,
+    )
     expected = logits(model, enc)
     model.save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)

@@ -12,8 +12,18 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "robustft"
 GROUND = {"errors", "atomic", "config", "resources", "runtime", "runs", "verbs", "version"}
-LAYERS = {"data": 1, "models": 2, "adversary": 3, "train": 4, "attacks": 4, "evaluate": 4, "bench": 5,
-          "report": 6, "cli": 7, "__init__": 7}
+LAYERS = {
+    "data": 1,
+    "models": 2,
+    "adversary": 3,
+    "train": 4,
+    "attacks": 4,
+    "evaluate": 4,
+    "bench": 5,
+    "report": 6,
+    "cli": 7,
+    "__init__": 7,
+}
 
 
 def module_name(path: Path) -> str:
@@ -81,7 +91,7 @@ def test_no_import_cycles():
         state[node] = "open"
         for nxt in edges.get(node, ()):
             if state.get(nxt) == "open":
-                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+                cycles.append(" -> ".join(stack[stack.index(nxt) :] + [nxt]))
             elif nxt not in state:
                 visit(nxt, stack + [nxt])
         state[node] = "done"

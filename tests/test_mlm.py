@@ -39,8 +39,14 @@ def test_bert_masking_rates_and_specials():
 
 def test_evaluation_masking_hides_every_chosen_piece():
     ids = torch.randint(1000, 2000, (50, 40))
-    inputs, labels = mlm.mask_for_mlm(ids, torch.zeros_like(ids, dtype=torch.bool), 103, torch.arange(10),
-                                      torch.Generator().manual_seed(1), all_mask=True)
+    inputs, labels = mlm.mask_for_mlm(
+        ids,
+        torch.zeros_like(ids, dtype=torch.bool),
+        103,
+        torch.arange(10),
+        torch.Generator().manual_seed(1),
+        all_mask=True,
+    )
     assert (inputs[labels != -100] == 103).all()
 
 
@@ -160,6 +166,7 @@ def test_offline_default_falls_back_to_the_shipped_head(monkeypatch):
     model, tok = mlm.load_masked_lm()
     if "robustft" not in model.mlm_source:
         pytest.skip(f"a hub MLM is reachable here ({model.mlm_source})")
-    fluent, odd = mlm.pseudo_log_likelihood(model, tok, ["the movie was great fun .", "the movie was great fork ."],
-                                            positions=[[4], [4]])
+    fluent, odd = mlm.pseudo_log_likelihood(
+        model, tok, ["the movie was great fun .", "the movie was great fork ."], positions=[[4], [4]]
+    )
     assert fluent > odd

@@ -20,13 +20,18 @@ TEMPLATES = ["the film was {}", "the plot was {}", "{} film", "a {} plot"]
 # embeddings are so short that FreeLB/PGD's fixed-size steps would drown the signal.
 INIT_RANGE = 0.2
 # Fewer hull steps keep the test short; the adversary's own tests are in test_ascc_hull.py.
-METHOD_ARGS = {"rift": {"teacher": "copy", "steps": 3}, "rift-imdb": {"teacher": "copy", "steps": 3},
-               "rift-snli": {"teacher": "copy", "steps": 3}, "ascc": {"steps": 3}}
+METHOD_ARGS = {
+    "rift": {"teacher": "copy", "steps": 3},
+    "rift-imdb": {"teacher": "copy", "steps": 3},
+    "rift-snli": {"teacher": "copy", "steps": 3},
+    "ascc": {"steps": 3},
+}
 
 
 def sentiment_batch(tok):
-    examples = [Example(t.format(w), label) for t in TEMPLATES
-                for label, words in ((1, POSITIVE), (0, NEGATIVE)) for w in words]
+    examples = [
+        Example(t.format(w), label) for t in TEMPLATES for label, words in ((1, POSITIVE), (0, NEGATIVE)) for w in words
+    ]
     return collate(encode(tok, examples, 32), tok.pad_token_id)
 
 
@@ -68,8 +73,12 @@ def freelb_by_repeated_backward(model, batch, steps):
     total = 0.0
     for _ in range(steps):
         delta.requires_grad_()
-        loss = torch.nn.functional.cross_entropy(
-            forward_embeds(model, batch, word_embeddings(model, batch) + delta).float(), batch["labels"]) / steps
+        loss = (
+            torch.nn.functional.cross_entropy(
+                forward_embeds(model, batch, word_embeddings(model, batch) + delta).float(), batch["labels"]
+            )
+            / steps
+        )
         loss.backward()
         total += loss.item()
         delta = step_delta(delta.detach(), delta.grad, mask, s)

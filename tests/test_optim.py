@@ -50,8 +50,9 @@ def test_rift_warms_up_the_learning_rate_per_epoch_and_resumes_exactly():
     # the default objective leaves the loop's schedule alone: linear warm-up then decay
     standard = build_objective("standard")
     optimizer, scheduler = build_optimizer(modules, config(lr_schedule="linear", warmup_ratio=0.25), 2, standard)
-    assert lrs(scheduler, optimizer, 8) == pytest.approx([1e-3 * f for f in (1 / 3, 2 / 3, 1, 5 / 6, 4 / 6, 3 / 6,
-                                                                               2 / 6, 1 / 6)])
+    assert lrs(scheduler, optimizer, 8) == pytest.approx(
+        [1e-3 * f for f in (1 / 3, 2 / 3, 1, 5 / 6, 4 / 6, 3 / 6, 2 / 6, 1 / 6)]
+    )
 
 
 def test_rift_loss_terms_are_not_scaled_by_the_warm_up():

@@ -21,7 +21,13 @@ def test_every_preset_is_made_of_config_keys_and_builds_its_objective(method, ta
 def test_rift_imdb_recipe(method):
     preset = OBJECTIVES[method].preset("imdb")
     assert {k: preset[k] for k in ("lr", "batch_size", "max_length", "epochs", "warmup_ratio", "lr_schedule")} == {
-        "lr": 2e-5, "batch_size": 32, "max_length": 300, "epochs": 20, "warmup_ratio": 0.0, "lr_schedule": "constant"}
+        "lr": 2e-5,
+        "batch_size": 32,
+        "max_length": 300,
+        "epochs": 20,
+        "warmup_ratio": 0.0,
+        "lr_schedule": "constant",
+    }
     assert preset["method_args"]["beta"] == 10.0 and preset["method_args"]["alpha"] == 0.1
 
 
@@ -39,8 +45,10 @@ def test_named_rift_recipes_ignore_the_task_and_plain_rift_has_none_elsewhere():
 
 
 def test_freelbpp_steps_follow_textdefender_by_task():
-    steps = {task: OBJECTIVES["freelbpp"].preset(task)["method_args"]["steps"]
-             for task in ("imdb", "sst2", "ag_news", "snli")}
+    steps = {
+        task: OBJECTIVES["freelbpp"].preset(task)["method_args"]["steps"]
+        for task in ("imdb", "sst2", "ag_news", "snli")
+    }
     assert steps == {"imdb": 10, "sst2": 30, "ag_news": 30, "snli": 10}
     args = OBJECTIVES["freelbpp"].preset("sst2")["method_args"]
     assert (args["step_size"], args["init_mag"], args["max_norm"]) == (0.03, 0.05, 0.0)

@@ -30,8 +30,15 @@ def row(ev, method):
 
 def test_writes_every_output(built):
     _, out, summary = built
-    for name in ("report.md", "report.json", "report.html", "accuracy_attack.png", "accuracy_advglue.png",
-                 "training_size.png", "probe.png"):
+    for name in (
+        "report.md",
+        "report.json",
+        "report.html",
+        "accuracy_attack.png",
+        "accuracy_advglue.png",
+        "training_size.png",
+        "probe.png",
+    ):
         assert (out / name).is_file(), name
     assert json.loads((out / "report.json").read_text()) == json.loads(json.dumps(summary))
 
@@ -110,8 +117,14 @@ def test_anchors_sit_beside_our_figures(built):
 
 def test_markdown_has_every_table_with_intervals_and_verdicts(built):
     md = (built[1] / "report.md").read_text()
-    for heading in ("## Methods", "## AdvGLUE official score (dev)", "## textfooler on sst2 test",
-                    "## Published anchors", "## Deviations", "## Probe"):
+    for heading in (
+        "## Methods",
+        "## AdvGLUE official score (dev)",
+        "## textfooler on sst2 test",
+        "## Published anchors",
+        "## Deviations",
+        "## Probe",
+    ):
         assert heading in md
     assert "s0: 75.0 [" in md and "n=40" in md
     assert "im+standard > plain+standard (n=1000) (2/2 seeds)" in md
@@ -186,8 +199,19 @@ def test_command_line_parses_and_writes(built, tmp_path, capsys):
 
     parser = argparse.ArgumentParser()
     command.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["report", str(built[0]), "--out", str(tmp_path), "--baseline", "plain+rift",
-                              "--no-plots", "--examples-per-run", "3"])
+    args = parser.parse_args(
+        [
+            "report",
+            str(built[0]),
+            "--out",
+            str(tmp_path),
+            "--baseline",
+            "plain+rift",
+            "--no-plots",
+            "--examples-per-run",
+            "3",
+        ]
+    )
     assert args.func(args) == 0
     summary = json.loads((tmp_path / "report.json").read_text())
     ev = next(ev for ev in summary["evaluations"] if ev["kind"] == "attack")

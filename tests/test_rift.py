@@ -64,8 +64,10 @@ def test_negatives_come_only_from_the_same_class():
     # unconditional MI: one head pair, negatives from the whole batch
     flat = rift(model, tok, conditional_mi=False)
     assert len(flat.heads["student"]) == 1
-    assert torch.allclose(flat.mutual_information_loss(s, t, labels),
-                          info_nce(flat.heads["student"][0](s), flat.heads["teacher"][0](t), 0.2))
+    assert torch.allclose(
+        flat.mutual_information_loss(s, t, labels),
+        info_nce(flat.heads["student"][0](s), flat.heads["teacher"][0](t), 0.2),
+    )
 
 
 def test_teacher_is_frozen_and_kept_out_of_the_trainable_modules():

@@ -20,14 +20,34 @@ from robustft.errors import ConfigError
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory, tiny_model_dir):
     out = tmp_path_factory.mktemp("runs") / "train64"
-    cfg = TrainConfig(model=tiny_model_dir, n_train=32, n_dev=32, max_length=64, epochs=1, batch_size=16,
-                      precision="fp32", output_dir=str(out), progress=False, threads=1)
+    cfg = TrainConfig(
+        model=tiny_model_dir,
+        n_train=32,
+        n_dev=32,
+        max_length=64,
+        epochs=1,
+        batch_size=16,
+        precision="fp32",
+        output_dir=str(out),
+        progress=False,
+        threads=1,
+    )
     return robustft.train(cfg)
 
 
 def attack_cfg(model, out, **kw):
-    return AttackConfig(**{"model": str(model), "split": "dev", "recipe": "pwws", "n": 3, "output_dir": str(out),
-                           "progress": False, "threads": 1, **kw})
+    return AttackConfig(
+        **{
+            "model": str(model),
+            "split": "dev",
+            "recipe": "pwws",
+            "n": 3,
+            "output_dir": str(out),
+            "progress": False,
+            "threads": 1,
+            **kw,
+        }
+    )
 
 
 def described(folder) -> dict:
@@ -50,8 +70,25 @@ def test_attack_inherits_max_length_and_precision_from_the_training_run(trained_
 
 
 def test_cli_and_python_api_write_identical_attack_records(trained_run, tmp_path):
-    code = main(["attack", "--model", str(trained_run), "--split", "dev", "--recipe", "pwws", "-n", "3",
-                 "--output_dir", str(tmp_path / "cli"), "--progress", "false", "--threads", "1"])
+    code = main(
+        [
+            "attack",
+            "--model",
+            str(trained_run),
+            "--split",
+            "dev",
+            "--recipe",
+            "pwws",
+            "-n",
+            "3",
+            "--output_dir",
+            str(tmp_path / "cli"),
+            "--progress",
+            "false",
+            "--threads",
+            "1",
+        ]
+    )
     assert code == 0
     robustft.attack(attack_cfg(trained_run, tmp_path / "api"))
     assert without_timing(tmp_path / "cli") == without_timing(tmp_path / "api")
@@ -59,8 +96,9 @@ def test_cli_and_python_api_write_identical_attack_records(trained_run, tmp_path
 
 
 def test_eval_writes_per_example_records_with_an_interval_and_reuses_a_finished_run(trained_run, tmp_path):
-    cfg = EvalConfig(model=str(trained_run), task="sst2", split="dev", n=20, output_dir=str(tmp_path / "e"),
-                     progress=False)
+    cfg = EvalConfig(
+        model=str(trained_run), task="sst2", split="dev", n=20, output_dir=str(tmp_path / "e"), progress=False
+    )
     metrics = robustft.evaluate(cfg)
     records = runs.load_records(tmp_path / "e" / "examples.jsonl")
     assert len(records) == metrics["n"] == 20 and metrics["max_length"] == 64
@@ -94,13 +132,15 @@ def test_an_attack_never_writes_into_a_training_run_folder(trained_run, tmp_path
     assert ((trained_run / "config.json").read_text(), (trained_run / "metrics.json").read_text()) == before
 
 
-def test_resume_refuses_changed_data_and_accepts_a_moved_model_with_the_same_files(tiny_model_dir, tmp_path,
-                                                                                   monkeypatch):
+def test_resume_refuses_changed_data_and_accepts_a_moved_model_with_the_same_files(
+    tiny_model_dir, tmp_path, monkeypatch
+):
     root = tmp_path / "data"
     shutil.copytree(Path(tasks.resources.data_root()) / "sst2", root / "sst2")
     monkeypatch.setenv("ROBUSTFT_DATA", str(root))  # the split cache follows the data root and its files
-    cfg = EvalConfig(model=tiny_model_dir, task="sst2", split="dev", n=5, output_dir=str(tmp_path / "e"),
-                     progress=False)
+    cfg = EvalConfig(
+        model=tiny_model_dir, task="sst2", split="dev", n=5, output_dir=str(tmp_path / "e"), progress=False
+    )
     robustft.evaluate(cfg)
     moved = tmp_path / "moved_model"
     shutil.copytree(tiny_model_dir, moved)
@@ -120,16 +160,19 @@ def test_two_processes_never_write_into_one_run_folder(tmp_path):
     runs.open_run(tmp_path / "r", cfg, {}, resume=True).close()  # released with the first
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["eval", "--batch_size", "-4"], "batch_size: must be at least 1, got -4"),
-    (["attack", "--batch_size", "0"], "batch_size: must be at least 1, got 0"),
-    (["attack", "--max_length", "-5"], "max_length: must be at least 2, got -5"),
-    (["train", "--lr", "inf"], "lr: must be a finite number"),
-    (["train", "--max_grad_norm", "nan"], "max_grad_norm: must be a finite number"),
-    (["train", "--dev_split", "test"], "model selection on a test split"),
-    (["train", "--train_split", "kshot13-train", "--n_train", "1000"], "n_train: asked for 1000 examples"),
-    (["eval", "--task", "sst2", "--split", "nope"], "has no split 'nope'"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["eval", "--batch_size", "-4"], "batch_size: must be at least 1, got -4"),
+        (["attack", "--batch_size", "0"], "batch_size: must be at least 1, got 0"),
+        (["attack", "--max_length", "-5"], "max_length: must be at least 2, got -5"),
+        (["train", "--lr", "inf"], "lr: must be a finite number"),
+        (["train", "--max_grad_norm", "nan"], "max_grad_norm: must be a finite number"),
+        (["train", "--dev_split", "test"], "model selection on a test split"),
+        (["train", "--train_split", "kshot13-train", "--n_train", "1000"], "n_train: asked for 1000 examples"),
+        (["eval", "--task", "sst2", "--split", "nope"], "has no split 'nope'"),
+    ],
+)
 def test_bad_values_are_one_line_errors_naming_the_key(tiny_model_dir, tmp_path, capsys, argv, message):
     argv = argv + (["--model", tiny_model_dir] if argv[0] != "train" else ["--model", tiny_model_dir])
     assert main(argv + ["--output_dir", str(tmp_path / "out")]) == 2
@@ -140,8 +183,27 @@ def test_bad_values_are_one_line_errors_naming_the_key(tiny_model_dir, tmp_path,
 
 def test_old_flag_spellings_still_work_with_a_warning(tiny_model_dir, tmp_path, capsys):
     out = tmp_path / "old"
-    code = main(["attack", "--model", tiny_model_dir, "--split", "dev", "--recipe", "pwws", "-n", "1", "--out",
-                 str(out), "--no-progress", "--max-length", "32", "--bf16", "--set", "query_budget=5"])
+    code = main(
+        [
+            "attack",
+            "--model",
+            tiny_model_dir,
+            "--split",
+            "dev",
+            "--recipe",
+            "pwws",
+            "-n",
+            "1",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--max-length",
+            "32",
+            "--bf16",
+            "--set",
+            "query_budget=5",
+        ]
+    )
     assert code == 0
     config = described(out)["config"]
     assert (config["max_length"], config["precision"], config["recipe_args"]) == (32, "bf16", {"query_budget": 5})

@@ -30,7 +30,8 @@ class Widths:
     def __init__(self, model):
         self.seen = []
         self.hook = model.register_forward_pre_hook(
-            lambda m, args, kwargs: self.seen.append(kwargs["input_ids"].shape[1]), with_kwargs=True)
+            lambda m, args, kwargs: self.seen.append(kwargs["input_ids"].shape[1]), with_kwargs=True
+        )
 
 
 def run_recipe(name, model, tok, pad, examples):
@@ -39,8 +40,10 @@ def run_recipe(name, model, tok, pad, examples):
         overrides["similarity"] = None
     victim = Victim(model, tok, "sst2", batch_size=16, pad_to_multiple_of=pad)
     attack = build_attack(name, victim, overrides=overrides, mlm=tiny_bert_mlm(seed=0))
-    return [(r.result, r.adversarial, r.adversarial_pred, r.queries, r.distinct_queries)
-            for r in (attack.run(e, i, 0) for i, e in enumerate(examples))]
+    return [
+        (r.result, r.adversarial, r.adversarial_pred, r.queries, r.distinct_queries)
+        for r in (attack.run(e, i, 0) for i, e in enumerate(examples))
+    ]
 
 
 @pytest.mark.parametrize("name", ["pwws", "textfooler", "genetic", "bert-attack"])
@@ -78,7 +81,7 @@ def test_pad_to_multiple_pads_masked_on_the_tokenizer_side_within_the_limit(tok_
     tok.padding_side = "left"
     try:
         left = pad_to_multiple(enc, 8, tok, limit=512)
-        assert torch.equal(left["input_ids"][:, 8 - width:], enc["input_ids"])
+        assert torch.equal(left["input_ids"][:, 8 - width :], enc["input_ids"])
     finally:
         tok.padding_side = "right"
 
@@ -132,8 +135,10 @@ def test_pwws_one_request_for_all_positions_gives_the_same_records(tok_model, bu
         if way == "per-position":
             attack.search._best_scores = PerPositionPWWS.best_scores
         model.calls = 0
-        out[way] = [(r.result, r.adversarial, r.queries, r.distinct_queries, r.reason)
-                    for r in (attack.run(e, i, 0) for i, e in enumerate(examples))]
+        out[way] = [
+            (r.result, r.adversarial, r.queries, r.distinct_queries, r.reason)
+            for r in (attack.run(e, i, 0) for i, e in enumerate(examples))
+        ]
         calls[way] = model.calls
     assert out["batched"] == out["per-position"]
     if budget is None:

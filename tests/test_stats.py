@@ -45,11 +45,13 @@ def test_bootstrap_mean_interval_resamples_like_index_resampling():
 
 @pytest.mark.parametrize(
     ("a_only", "b_only", "p_value"),
-    [(1, 6, 16 / 128),  # 2 * (C(7,0) + C(7,1)) / 2^7
-     (0, 6, 2 / 64),
-     (0, 5, 2 / 32),
-     (3, 3, 1.0),
-     (0, 0, 1.0)],
+    [
+        (1, 6, 16 / 128),  # 2 * (C(7,0) + C(7,1)) / 2^7
+        (0, 6, 2 / 64),
+        (0, 5, 2 / 32),
+        (3, 3, 1.0),
+        (0, 0, 1.0),
+    ],
 )
 def test_exact_mcnemar_on_small_tables(a_only, b_only, p_value):
     assert stats.mcnemar_exact(a_only, b_only) == pytest.approx(p_value)

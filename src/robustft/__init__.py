@@ -27,5 +27,14 @@ def probe(cfg: ProbeConfig, resume: bool = False, overwrite: bool = False) -> di
     return run(cfg, resume=resume, overwrite=overwrite)
 
 
-__all__ = ["train", "evaluate", "attack", "probe", "TrainConfig", "EvalConfig", "AttackConfig", "ProbeConfig",
-           "__version__"]
+__all__ = [
+    "train",
+    "evaluate",
+    "attack",
+    "probe",
+    "TrainConfig",
+    "EvalConfig",
+    "AttackConfig",
+    "ProbeConfig",
+    "__version__",
+]

@@ -17,23 +17,37 @@ from robustft.errors import ConfigError, RobustftError
 PLUGIN_COMMANDS = ("robustft.report.command",)
 
 VERBS = {
-    "train": ("fine-tune a model with a method", "robustft.train.loop:train", """examples:
+    "train": (
+        "fine-tune a model with a method",
+        "robustft.train.loop:train",
+        """examples:
   robustft train --n_train 1000 --epochs 3                     MiniLM on 1,000 SST-2 examples
   robustft train --config configs/sst2-minilm-1k.yaml --seed 1
   robustft train --task snli --method rift-snli --arch im --im.layers 1-6 --im.K 3
-  robustft train --output_dir runs/a --resume                   continue a killed run exactly"""),
-    "eval": ("per-example accuracy of a model (or run folder) on a task split", "robustft.evaluate.run:evaluate",
-             """examples:
+  robustft train --output_dir runs/a --resume                   continue a killed run exactly""",
+    ),
+    "eval": (
+        "per-example accuracy of a model (or run folder) on a task split",
+        "robustft.evaluate.run:evaluate",
+        """examples:
   robustft eval --model runs/sst2-minilm-1k --task advglue-sst2 --split dev
-  robustft eval --model my_model/ --task sst2 --split dev -n 500 --precision fp32"""),
-    "attack": ("attack a classifier with a word-substitution recipe", "robustft.attacks.run:attack", """examples:
+  robustft eval --model my_model/ --task sst2 --split dev -n 500 --precision fp32""",
+    ),
+    "attack": (
+        "attack a classifier with a word-substitution recipe",
+        "robustft.attacks.run:attack",
+        """examples:
   robustft attack --model runs/sst2-minilm-1k --task sst2 --split dev --recipe textfooler -n 200
   robustft attack --model runs/sst2-minilm-1k --recipe pwws --protocol textdefender
-  robustft attack --model my_model/ --task snli --recipe genetic --recipe_args.generations 20 --resume"""),
-    "probe": ("hidden-state distance per layer under perturbations (IM-BERT probe)", "robustft.evaluate.probe:probe",
-              """examples:
+  robustft attack --model my_model/ --task snli --recipe genetic --recipe_args.generations 20 --resume""",
+    ),
+    "probe": (
+        "hidden-state distance per layer under perturbations (IM-BERT probe)",
+        "robustft.evaluate.probe:probe",
+        """examples:
   robustft probe --models BERT=runs/bert --models IM-BERT=runs/im --output_dir probe/
-  robustft probe --base minilm --variants plain,ex,im --im.layers 1-6 --im.K 3 --perturb noise"""),
+  robustft probe --base minilm --variants plain,ex,im --im.layers 1-6 --im.K 3 --perturb noise""",
+    ),
 }
 
 COMMON_HELP = """Settings come from the defaults, then --config files (YAML or JSON, applied in order), then overrides
@@ -90,8 +104,10 @@ def main_process() -> bool:
 def summary_line(verb: str, result) -> str:
     if verb == "train":
         metrics = json.loads((result / "metrics.json").read_text())
-        return (f"best dev accuracy {metrics['best']['dev_accuracy']:.4f} (epoch {metrics['best']['epoch']}); "
-                f"{metrics['train_examples_per_s']} train examples/s; model in {result / 'best'}")
+        return (
+            f"best dev accuracy {metrics['best']['dev_accuracy']:.4f} (epoch {metrics['best']['epoch']}); "
+            f"{metrics['train_examples_per_s']} train examples/s; model in {result / 'best'}"
+        )
     if verb == "attack":
         from robustft.attacks.results import format_summary
 
@@ -193,9 +209,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for verb, (summary, _, examples) in VERBS.items():
-        p = sub.add_parser(verb, help=summary, formatter_class=argparse.RawDescriptionHelpFormatter,
-                           description=summary + "\n\n" + COMMON_HELP.format(
-                               examples=examples, keys=describe_keys(VERB_CONFIGS[verb])))
+        p = sub.add_parser(
+            verb,
+            help=summary,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            description=summary
+            + "\n\n"
+            + COMMON_HELP.format(examples=examples, keys=describe_keys(VERB_CONFIGS[verb])),
+        )
         p.add_argument("--config", action="append", help="YAML/JSON config file (repeatable)")
         p.add_argument("--resume", action="store_true", help="continue the run in the output folder")
         p.add_argument("--overwrite", action="store_true", help="delete the run in the output folder first")
@@ -203,20 +224,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     from robustft.bench.presets import PRESETS
 
-    p = sub.add_parser("bench", help="a method x task x size x seed matrix, evaluated and attacked, with a report",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description=BENCH_HELP.format(presets=", ".join(PRESETS),
-                                                     keys=describe_keys(VERB_CONFIGS["bench"])))
+    p = sub.add_parser(
+        "bench",
+        help="a method x task x size x seed matrix, evaluated and attacked, with a report",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=BENCH_HELP.format(presets=", ".join(PRESETS), keys=describe_keys(VERB_CONFIGS["bench"])),
+    )
     p.add_argument("spec", metavar="PRESET|CONFIG", help="a preset name or a YAML/JSON bench config")
     p.add_argument("--list", action="store_true", help="list the jobs with their status and expected minutes")
     p.add_argument("--only", help="run only the jobs whose id matches this glob (see --list)")
     p.add_argument("--overwrite", action="store_true", help="delete and redo the selected jobs")
     p.set_defaults(func=cmd_bench, takes_overrides=True)
 
-    p = sub.add_parser("merge", help="merge the shards (--shard i/n, torchrun ranks) of an attack or eval run folder",
-                       description="Write examples.jsonl and metrics.json of a sharded attack or eval run from its "
-                       "shard files, exactly as one process writes them (the last shard to finish does it by "
-                       "itself). Refuses while a shard is missing, unfinished or was run with other settings.")
+    p = sub.add_parser(
+        "merge",
+        help="merge the shards (--shard i/n, torchrun ranks) of an attack or eval run folder",
+        description="Write examples.jsonl and metrics.json of a sharded attack or eval run from its "
+        "shard files, exactly as one process writes them (the last shard to finish does it by "
+        "itself). Refuses while a shard is missing, unfinished or was run with other settings.",
+    )
     p.add_argument("run_dir", help="the run folder the shards share (their --output_dir)")
     p.set_defaults(func=cmd_merge)
 

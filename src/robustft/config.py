@@ -57,9 +57,20 @@ class TrainConfig(RunSettings):
     """Everything that defines a training run; its hash names the run."""
 
     verb: ClassVar[str] = "train"
-    not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress",
-                                                      "checkpoint_every", "checkpoint_every_s", "checkpoint_keep",
-                                                      "log_every", "label", "tracker"})
+    not_hashed: ClassVar[frozenset[str]] = frozenset(
+        {
+            "output_dir",
+            "device",
+            "threads",
+            "progress",
+            "checkpoint_every",
+            "checkpoint_every_s",
+            "checkpoint_keep",
+            "log_every",
+            "label",
+            "tracker",
+        }
+    )
 
     model: str = setting("minilm", "alias, local folder or hub name")
     task: str = setting("sst2", "task name (robustft methods lists them)")
@@ -76,8 +87,9 @@ class TrainConfig(RunSettings):
     lr: float = setting(5e-5, "AdamW learning rate", min=0.0)
     weight_decay: float = setting(0.01, "AdamW weight decay (not on biases and LayerNorms)", min=0.0)
     warmup_ratio: float = setting(0.1, "share of steps with linear warm-up", min=0.0, max=0.999)
-    lr_schedule: str = setting("linear", "after the warm-up: linear (decay to 0) or constant",
-                               choices=("linear", "constant"))
+    lr_schedule: str = setting(
+        "linear", "after the warm-up: linear (decay to 0) or constant", choices=("linear", "constant")
+    )
     max_grad_norm: float = setting(1.0, "gradient clipping norm", min=0.0)
     grad_accum: int = setting(1, "batches per optimizer step", min=1)
     precision: str = setting("auto", "auto, bf16, fp16 or fp32 (autocast)", choices=PRECISIONS)
@@ -87,11 +99,13 @@ class TrainConfig(RunSettings):
     method: str = setting("standard", "training objective (robustft methods lists them)")
     method_args: dict[str, Any] = setting(help="settings of the method", factory=dict)
     arch: str = setting("plain", "plain, im (IM-BERT) or ex (EX-BERT)", choices=("plain", "im", "ex"))
-    im: dict[str, Any] = setting(help="IM/EX connection settings (K, eta, dt, layers, form, grad, solver, beta, "
-                                 "memory, halvings)", factory=dict)
+    im: dict[str, Any] = setting(
+        help="IM/EX connection settings (K, eta, dt, layers, form, grad, solver, beta, memory, halvings)", factory=dict
+    )
     checkpoint_every: int = setting(0, "optimizer steps between mid-epoch checkpoints (0: off)", min=0)
-    checkpoint_every_s: float = setting(600.0, "seconds between mid-epoch checkpoints (0: off; always at epoch ends)",
-                                        min=0.0)
+    checkpoint_every_s: float = setting(
+        600.0, "seconds between mid-epoch checkpoints (0: off; always at epoch ends)", min=0.0
+    )
     checkpoint_keep: int = setting(2, "complete checkpoints kept (the older ones are the fallback)", min=1)
     log_every: int = setting(20, "optimizer steps between log lines", min=1)
     output_dir: str | None = setting(None, "run folder (default runs/<task>-<method>-<arch>-<hash8>)")
@@ -103,8 +117,9 @@ class TrainConfig(RunSettings):
         if self.dev_split.startswith("test"):
             raise ConfigError("dev_split: model selection on a test split is not allowed; use a dev split")
         if self.task.startswith(EVALUATION_ONLY_TASKS):
-            raise ConfigError(f"task: '{self.task}' is an evaluation set (attack or AdvGLUE); never train or "
-                              f"select on it")
+            raise ConfigError(
+                f"task: '{self.task}' is an evaluation set (attack or AdvGLUE); never train or select on it"
+            )
         if self.n_train is not None and self.per_class is not None:
             raise ConfigError("n_train and per_class: give one of them, not both")
         return self
@@ -115,8 +130,7 @@ class EvalConfig(RunSettings):
     """Clean accuracy of a model (a run folder or a model folder) on a task split, per example."""
 
     verb: ClassVar[str] = "eval"
-    not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress", "model",
-                                                      "shard"})
+    not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress", "model", "shard"})
 
     model: str = setting(None, "run folder (its best/ model), model folder, alias or hub name")
     task: str = setting("sst2", "task name")
@@ -135,28 +149,37 @@ class AttackConfig(RunSettings):
     """A word-substitution attack of a model on a seeded sample of a task split."""
 
     verb: ClassVar[str] = "attack"
-    not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress", "model",
-                                                      "first", "shard"})
+    not_hashed: ClassVar[frozenset[str]] = frozenset(
+        {"output_dir", "device", "threads", "progress", "model", "first", "shard"}
+    )
 
     model: str = setting(None, "run folder (its best/ model), model folder, alias or hub name")
     task: str = setting("sst2", "task name")
     split: str | None = setting(None, "split (default: test if the task has one, else dev)")
     recipe: str = setting("textfooler", "pwws, textfooler, bert-attack, genetic or ascc")
     recipe_args: dict[str, Any] = setting(help="recipe settings, e.g. --recipe_args.neighbours glove", factory=dict)
-    protocol: str | None = setting(None, "textdefender: unified constraints (30% words, USE 0.840845, 50 x words)",
-                                   choices=(None, "textdefender"))
+    protocol: str | None = setting(
+        None, "textdefender: unified constraints (30% words, USE 0.840845, 50 x words)", choices=(None, "textdefender")
+    )
     n: int = setting(1000, "seeded sample size (all if larger)", min=1)
     seed: int = setting(0, "seed of the sample and of the attack", min=0)
     query_budget: int | None = setting(None, "queries per example, in query_budget_unit", min=1)
-    query_budget_unit: str | None = setting(None, "textattack (every text handed to the goal function, the "
-                                            "default) or distinct (each input once)",
-                                            choices=(None, "textattack", "distinct"))
-    pair_words: str | None = setting(None, "pairs: joint (premise + hypothesis words, TextAttack's, the default) "
-                                     "or perturbed (the hypothesis alone)", choices=(None, "joint", "perturbed"))
-    time_limit_s: float | None = setting(None, "seconds per example, then it is recorded as failed (default none)",
-                                         min=0.0)
-    recheck_full_precision: bool | None = setting(None, "re-check every success found in bf16/fp16 in fp32 "
-                                                  "(default true)")
+    query_budget_unit: str | None = setting(
+        None,
+        "textattack (every text handed to the goal function, the default) or distinct (each input once)",
+        choices=(None, "textattack", "distinct"),
+    )
+    pair_words: str | None = setting(
+        None,
+        "pairs: joint (premise + hypothesis words, TextAttack's, the default) or perturbed (the hypothesis alone)",
+        choices=(None, "joint", "perturbed"),
+    )
+    time_limit_s: float | None = setting(
+        None, "seconds per example, then it is recorded as failed (default none)", min=0.0
+    )
+    recheck_full_precision: bool | None = setting(
+        None, "re-check every success found in bf16/fp16 in fp32 (default true)"
+    )
     first: int | None = setting(None, "attack only the first K examples now (the rest later with --resume)", min=1)
     batch_size: int = setting(64, "victim queries per forward", min=1)
     max_length: int | None = setting(None, "tokens per query (default: the trained run's, else the model's)", min=2)
@@ -184,8 +207,9 @@ class ProbeConfig(RunSettings):
     swaps: int = setting(1, "words swapped per text", min=1)
     noise: float = setting(0.05, "std of the word-embedding noise", min=0.0)
     max_length: int = setting(128, "tokens per text", min=2)
-    precision: str = setting("fp32", "auto, bf16, fp16, fp32 (distances are measured in fp32 by default)",
-                             choices=PRECISIONS)
+    precision: str = setting(
+        "fp32", "auto, bf16, fp16, fp32 (distances are measured in fp32 by default)", choices=PRECISIONS
+    )
     output_dir: str | None = setting("probe", "run folder for probe.json and probe.png")
 
 
@@ -200,21 +224,30 @@ class BenchConfig(RunSettings):
     name: str = setting("custom", "name of the bench (a preset's name)")
     model: str = setting("minilm", "backbone of every cell")
     tasks: list[str] = setting(help="tasks trained and evaluated (each with its own cells)", factory=lambda: ["sst2"])
-    methods: dict[str, dict] = setting(help="label -> {arch, method, im, method_args, any train key}",
-                                       factory=dict)
+    methods: dict[str, dict] = setting(help="label -> {arch, method, im, method_args, any train key}", factory=dict)
     baseline: str = setting("bert", "the method label every other one is compared with (paired)")
     seeds: list[int] = setting(help="training seeds", factory=lambda: [0])
-    sizes: list[Any] = setting(help="training sizes: null (the whole train_split), an int (seeded n_train) or "
-                               "'kshotS' (16 per class, sample S)", factory=lambda: [None])
+    sizes: list[Any] = setting(
+        help="training sizes: null (the whole train_split), an int (seeded n_train) or "
+        "'kshotS' (16 per class, sample S)",
+        factory=lambda: [None],
+    )
     train: dict[str, Any] = setting(help="train keys shared by every cell (epochs, max_length, ...)", factory=dict)
-    evals: list[dict] = setting(help="[{task, split, n}] clean evaluations; task '{task}' is the cell's task, "
-                                "'advglue' every AdvGLUE split of it", factory=list)
-    attacks: list[dict] = setting(help="[{recipe, task, split, n, seed, protocol, recipe_args}] attacks of every "
-                                  "trained model", factory=list)
+    evals: list[dict] = setting(
+        help="[{task, split, n}] clean evaluations; task '{task}' is the cell's task, "
+        "'advglue' every AdvGLUE split of it",
+        factory=list,
+    )
+    attacks: list[dict] = setting(
+        help="[{recipe, task, split, n, seed, protocol, recipe_args}] attacks of every trained model", factory=list
+    )
     precision: str = setting("auto", "precision of every cell", choices=PRECISIONS)
     output_dir: str | None = setting(None, "bench folder (default runs/bench/<name>)")
-    shard: str | None = setting(None, "i/n: run only the cells of slice i of n (each cell with its evaluations and "
-                                "attacks); default under torchrun: RANK/WORLD_SIZE")
+    shard: str | None = setting(
+        None,
+        "i/n: run only the cells of slice i of n (each cell with its evaluations and "
+        "attacks); default under torchrun: RANK/WORLD_SIZE",
+    )
 
 
 VERB_CONFIGS = {c.verb: c for c in (TrainConfig, EvalConfig, AttackConfig, ProbeConfig, BenchConfig)}
@@ -323,8 +356,9 @@ def _legacy(key: str, value: Any, fields: dict, source: str) -> tuple[str, Any]:
     return spelled + dot + rest, value
 
 
-def apply_overrides(cfg, values: dict[str, Any] | list[tuple[str, Any]], source: str = "override",
-                    explicit: set | None = None):
+def apply_overrides(
+    cfg, values: dict[str, Any] | list[tuple[str, Any]], source: str = "override", explicit: set | None = None
+):
     """Set (possibly dotted) keys on a dataclass config, checking names and coercing simple types.
 
     A repeated key of a list field (`--models a --models b`) appends; of any other field, the last one wins."""

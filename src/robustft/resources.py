@@ -143,4 +143,3 @@ def _sha256(path: str, mtime_ns: int, size: int) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-

@@ -49,12 +49,21 @@ def code_version() -> dict:
 
     commit = None
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                                cwd=Path(__file__).parent).stdout.strip() or None
+        commit = (
+            subprocess.run(
+                ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, cwd=Path(__file__).parent
+            ).stdout.strip()
+            or None
+        )
     except (OSError, subprocess.SubprocessError):
         pass
-    return {"robustft": __version__, "git_commit": commit, "torch": torch.__version__,
-            "transformers": transformers.__version__, "python": sys.version.split()[0]}
+    return {
+        "robustft": __version__,
+        "git_commit": commit,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "python": sys.version.split()[0],
+    }
 
 
 def read_description(path: Path) -> dict | None:
@@ -121,8 +130,9 @@ class Run:
             os.fsync(f.fileno())
 
     def write_records(self, records: list[dict]) -> None:
-        atomic_write_text(self.file(EXAMPLES),
-                          "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in records))
+        atomic_write_text(
+            self.file(EXAMPLES), "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in records)
+        )
 
     def write_metrics(self, metrics: dict, complete: bool = True) -> dict:
         metrics = {**metrics, "complete": complete}
@@ -165,8 +175,16 @@ def run_hash(cfg, inputs: dict[str, str]) -> str:
     return config_hash({"settings": hashed_settings(cfg), "inputs": dict(sorted(inputs.items()))})
 
 
-def open_run(path: str | Path, cfg, inputs: dict[str, str], *, resume: bool = False, overwrite: bool = False,
-             extra: dict | None = None, shard: tuple[int, int] | None = None) -> Run:
+def open_run(
+    path: str | Path,
+    cfg,
+    inputs: dict[str, str],
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    extra: dict | None = None,
+    shard: tuple[int, int] | None = None,
+) -> Run:
     """Create, continue, reuse or (with `overwrite`) restart the run folder of `cfg`; see the module docstring.
     With `shard` (i, n), open shard i's part of the shared run folder instead (`open_shard`)."""
     if shard is not None:
@@ -178,11 +196,15 @@ def open_run(path: str | Path, cfg, inputs: dict[str, str], *, resume: bool = Fa
         raise ConfigError(f"output_dir: {path} is a file, not a folder")
     if path.is_dir() and any(p.name != LOCK for p in path.iterdir()):
         if saved is None:
-            raise ConfigError(f"output_dir: {path} is not empty and is not a robustft run folder: refusing to write "
-                              f"into it; choose another folder")
+            raise ConfigError(
+                f"output_dir: {path} is not empty and is not a robustft run folder: refusing to write "
+                f"into it; choose another folder"
+            )
         if saved.get("verb") != cfg.verb:
-            raise ConfigError(f"output_dir: {path} holds a robustft {saved.get('verb')} run, not a {cfg.verb} run: "
-                              f"refusing to write into it; choose another folder")
+            raise ConfigError(
+                f"output_dir: {path} holds a robustft {saved.get('verb')} run, not a {cfg.verb} run: "
+                f"refusing to write into it; choose another folder"
+            )
         same = saved.get("hash") == description["hash"]
         if overwrite:
             delete_run(path, cfg.verb)
@@ -190,11 +212,15 @@ def open_run(path: str | Path, cfg, inputs: dict[str, str], *, resume: bool = Fa
             return Run(path, cfg.verb, saved, finished=True)
         elif not resume:
             what = "a finished run with other settings" if is_finished(path) else "an unfinished run"
-            raise ConfigError(f"output_dir: {path} already holds {what} ({differences(saved, description)}); pass "
-                              f"--resume to continue it, --overwrite to start again, or choose another folder")
+            raise ConfigError(
+                f"output_dir: {path} already holds {what} ({differences(saved, description)}); pass "
+                f"--resume to continue it, --overwrite to start again, or choose another folder"
+            )
         elif not same:
-            raise ConfigError(f"cannot resume {path}: {differences(saved, description)}; resume with the same "
-                              f"settings and inputs, or --overwrite")
+            raise ConfigError(
+                f"cannot resume {path}: {differences(saved, description)}; resume with the same "
+                f"settings and inputs, or --overwrite"
+            )
     path.mkdir(parents=True, exist_ok=True)
     lock = _lock(path)
     if resume and saved is not None and saved.get("hash") == description["hash"]:
@@ -210,7 +236,8 @@ def differences(saved: dict, new: dict) -> str:
     old_in, new_in = saved.get("inputs", {}), new.get("inputs", {})
     files = sorted(k for k in set(old_in) | set(new_in) if old_in.get(k) != new_in.get(k))
     parts = ([f"settings changed: {', '.join(settings)}"] if settings else []) + (
-        [f"inputs changed: {', '.join(files)}"] if files else [])
+        [f"inputs changed: {', '.join(files)}"] if files else []
+    )
     return "; ".join(parts) or "its hash differs (written by another robustft version)"
 
 
@@ -222,8 +249,10 @@ def _lock(path: Path, name: str = LOCK):
         handle.seek(0)
         owner = handle.read().strip() or "unknown"
         handle.close()
-        raise ConfigError(f"{path} is in use by another robustft process (pid {owner}); wait for it to finish or "
-                          f"choose another folder") from None
+        raise ConfigError(
+            f"{path} is in use by another robustft process (pid {owner}); wait for it to finish or "
+            f"choose another folder"
+        ) from None
     handle.seek(0)
     handle.truncate()
     handle.write(str(os.getpid()))
@@ -267,8 +296,16 @@ def _shard_files(path: Path, shard: tuple[int, int]) -> list[Path]:
     return [p for p in path.iterdir() if tag in p.name and not p.name.startswith(".lock")]
 
 
-def open_shard(path: str | Path, cfg, inputs: dict[str, str], shard: tuple[int, int], *, resume: bool = False,
-               overwrite: bool = False, extra: dict | None = None) -> Run:
+def open_shard(
+    path: str | Path,
+    cfg,
+    inputs: dict[str, str],
+    shard: tuple[int, int],
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    extra: dict | None = None,
+) -> Run:
     """Shard i of n of the run of `cfg` in `path`. config.json is written once, as one process writes it (`shard` is
     not a setting); a finished merged run is reused; a shard continues only its own files (`resume`), and
     `overwrite` restarts only this shard (and the merged outputs); other shards' stale files are refused at merge."""
@@ -280,17 +317,23 @@ def open_shard(path: str | Path, cfg, inputs: dict[str, str], shard: tuple[int, 
     with hold(path / SHARDS_LOCK):
         saved = read_description(path)
         if saved is None and any(not p.name.startswith(".lock") for p in path.iterdir()):
-            raise ConfigError(f"output_dir: {path} is not empty and is not a robustft run folder: refusing to write "
-                              f"into it; choose another folder")
+            raise ConfigError(
+                f"output_dir: {path} is not empty and is not a robustft run folder: refusing to write "
+                f"into it; choose another folder"
+            )
         if saved is not None and saved.get("verb") != cfg.verb:
-            raise ConfigError(f"output_dir: {path} holds a robustft {saved.get('verb')} run, not a {cfg.verb} run: "
-                              f"refusing to write into it; choose another folder")
+            raise ConfigError(
+                f"output_dir: {path} holds a robustft {saved.get('verb')} run, not a {cfg.verb} run: "
+                f"refusing to write into it; choose another folder"
+            )
         same = saved is not None and saved.get("hash") == description["hash"]
         if same and is_finished(path) and not overwrite:
             return Run(path, cfg.verb, saved, finished=True, shard=shard, merged=True)
         if saved is not None and not same and not overwrite:
-            raise ConfigError(f"output_dir: {path} holds a run with other settings ({differences(saved, description)});"
-                              f" pass --overwrite to restart this shard, or choose another folder")
+            raise ConfigError(
+                f"output_dir: {path} holds a run with other settings ({differences(saved, description)});"
+                f" pass --overwrite to restart this shard, or choose another folder"
+            )
         if overwrite:
             for stale in [path / METRICS, path / EXAMPLES, *_shard_files(path, shard)]:
                 stale.unlink(missing_ok=True)
@@ -308,8 +351,10 @@ def open_shard(path: str | Path, cfg, inputs: dict[str, str], shard: tuple[int, 
         run.finished = True
     elif (mine is not None or run.file(EXAMPLES).exists()) and not resume:
         run.close()
-        raise ConfigError(f"output_dir: {path} already holds an unfinished shard {shard[0]}/{shard[1]}; pass --resume "
-                          f"to continue it, --overwrite to start it again, or choose another folder")
+        raise ConfigError(
+            f"output_dir: {path} already holds an unfinished shard {shard[0]}/{shard[1]}; pass --resume "
+            f"to continue it, --overwrite to start it again, or choose another folder"
+        )
     return run
 
 
@@ -333,8 +378,11 @@ def merge_shards(path: str | Path, summarize, extra_outputs=None, strict: bool =
             raise ConfigError(f"merge: {path} has no shard files (metrics.shard-I-of-N.json)")
         missing = {}
         for n, shards in sorted(groups.items()):
-            todo = [f"{i}/{n}" for i in range(n) if not (shards.get(i, {}).get("complete")
-                                                          and shards[i].get("hash") == saved["hash"])]
+            todo = [
+                f"{i}/{n}"
+                for i in range(n)
+                if not (shards.get(i, {}).get("complete") and shards[i].get("hash") == saved["hash"])
+            ]
             if todo:
                 missing[n] = todo
                 continue
@@ -350,8 +398,10 @@ def merge_shards(path: str | Path, summarize, extra_outputs=None, strict: bool =
             return merged.write_metrics(summarize(records, [shards[i] for i in range(n)]))
         names = "; ".join(", ".join(todo) for todo in missing.values())
         if strict:
-            raise ConfigError(f"merge: {path}: these shards are missing, unfinished or were run with other settings: "
-                              f"{names}; run them (--shard I/N --resume, or --overwrite) and merge again")
+            raise ConfigError(
+                f"merge: {path}: these shards are missing, unfinished or were run with other settings: "
+                f"{names}; run them (--shard I/N --resume, or --overwrite) and merge again"
+            )
         log.info("%s: not merged yet; waiting for shards %s", path, names)
         return None
 
@@ -378,8 +428,10 @@ def delete_run(path: Path, verb: str) -> None:
     resolved = path.resolve()
     protected = {Path("/").resolve(), Path.home().resolve(), *Path.cwd().resolve().parents, Path.cwd().resolve()}
     if resolved in protected:
-        raise ConfigError(f"output_dir: refusing to delete {path} ({resolved}): it is /, your home, the working "
-                          f"directory or one of its parents")
+        raise ConfigError(
+            f"output_dir: refusing to delete {path} ({resolved}): it is /, your home, the working "
+            f"directory or one of its parents"
+        )
     saved = read_description(path)
     if saved is None or saved.get("verb") != verb:
         raise ConfigError(f"output_dir: refusing to delete {path}: it is not a robustft {verb} run")
@@ -409,8 +461,13 @@ def load_records(path: Path) -> list[dict]:
     if tail.strip():
         bad.append(len(complete) + 1)
     if bad:
-        log.warning("%s: dropped %d corrupt line(s) (line %s); kept %d good records; those examples are redone",
-                    path, len(bad), ", ".join(map(str, bad[:10])), len(records))
+        log.warning(
+            "%s: dropped %d corrupt line(s) (line %s); kept %d good records; those examples are redone",
+            path,
+            len(bad),
+            ", ".join(map(str, bad[:10])),
+            len(records),
+        )
         atomic_write_text(path, "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in records))
     latest = {}
     for record in records:
@@ -478,8 +535,9 @@ def attach_log(path: Path, name: str) -> None:
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     file_handler._robustft_run = True
     logger.addHandler(file_handler)
-    if not any(isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
-               for h in logger.handlers):
+    if not any(
+        isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler) for h in logger.handlers
+    ):
         console = logging.StreamHandler()
         console.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(console)

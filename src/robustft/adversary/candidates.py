@@ -96,9 +96,11 @@ class CandidateBuilder:
         kept = dropped = 0
         for row, example in enumerate(examples):
             row_ids = enc["input_ids"][row]
-            if list(input_ids[row, :len(row_ids)].tolist()) != list(row_ids):
-                raise RobustftError("ASCC re-tokenised an example and got other token ids than the batch: the batch "
-                                    "must be encoded by the same tokenizer with truncation at the batch's max length")
+            if list(input_ids[row, : len(row_ids)].tolist()) != list(row_ids):
+                raise RobustftError(
+                    "ASCC re-tokenised an example and got other token ids than the batch: the batch "
+                    "must be encoded by the same tokenizer with truncation at the batch's max length"
+                )
             text = example.field(field_name)
             words, spans = split_words(text)
             owner = _positions_by_word(spans, enc["offset_mapping"][row], enc.sequence_ids(row), seq_of_field)
@@ -140,7 +142,7 @@ class CandidateBuilder:
         slot_mask[:, :, 0] = True
         for row, ws in enumerate(all_words):
             for i, ws_i in enumerate(ws):
-                slot_mask[row, i, :len(ws_i.candidates)] = True
+                slot_mask[row, i, : len(ws_i.candidates)] = True
         device = input_ids.device
         return CandidateTable(ids.to(device), word_of.to(device), slot_mask.to(device), all_words, kept, dropped)
 

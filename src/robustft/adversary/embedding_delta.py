@@ -89,8 +89,15 @@ def step_delta(delta: torch.Tensor, grad: torch.Tensor, mask: torch.Tensor, s: D
     return (delta * m).detach()
 
 
-def ascend(model, batch: dict, embeds: torch.Tensor, mask: torch.Tensor, gain: Callable[[torch.Tensor], torch.Tensor],
-           s: DeltaSettings, im_gradients: str = "exact") -> torch.Tensor:
+def ascend(
+    model,
+    batch: dict,
+    embeds: torch.Tensor,
+    mask: torch.Tensor,
+    gain: Callable[[torch.Tensor], torch.Tensor],
+    s: DeltaSettings,
+    im_gradients: str = "exact",
+) -> torch.Tensor:
     """PGD on the embeddings: maximise gain(logits) over delta; returns the detached final delta.
 
     Only delta receives gradients here (torch.autograd.grad), so the model's .grad stays untouched.
@@ -110,9 +117,17 @@ def ascend(model, batch: dict, embeds: torch.Tensor, mask: torch.Tensor, gain: C
 ACCUMULATE_MODES = ("graph", "grads")
 
 
-def free_steps(model, batch: dict, mask: torch.Tensor, step_loss: Callable, s: DeltaSettings,
-               im_gradients: str = "exact", accumulate: str = "grads", params: list | None = None,
-               extra: Callable | None = None) -> tuple[list[torch.Tensor], torch.Tensor]:
+def free_steps(
+    model,
+    batch: dict,
+    mask: torch.Tensor,
+    step_loss: Callable,
+    s: DeltaSettings,
+    im_gradients: str = "exact",
+    accumulate: str = "grads",
+    params: list | None = None,
+    extra: Callable | None = None,
+) -> tuple[list[torch.Tensor], torch.Tensor]:
     """FreeLB's K steps; returns (the K step losses, the last delta). The caller sums the losses (their
     parameter gradients average over the steps, as FreeLB's repeated backward does) and returns them;
     nothing here calls backward or touches `.grad`.
@@ -153,14 +168,21 @@ def free_steps(model, batch: dict, mask: torch.Tensor, step_loss: Callable, s: D
             else:
                 param_grads = torch.autograd.grad(loss_k, params, allow_unused=True)
                 losses.append(loss_k.detach())
-                summed = list(param_grads) if summed is None else [
-                    a if g is None else g if a is None else a + g for a, g in zip(summed, param_grads, strict=True)]
+                summed = (
+                    list(param_grads)
+                    if summed is None
+                    else [
+                        a if g is None else g if a is None else a + g for a, g in zip(summed, param_grads, strict=True)
+                    ]
+                )
             if not last:
                 delta = step_delta(delta.detach(), grad, mask, s)
     if summed is not None:
         # value 0, gradient: the earlier steps' summed parameter gradient
-        linear = sum(((p * g.to(p.dtype)).sum() for p, g in zip(params, summed, strict=True) if g is not None),
-                     losses[-1].new_zeros(()))
+        linear = sum(
+            ((p * g.to(p.dtype)).sum() for p, g in zip(params, summed, strict=True) if g is not None),
+            losses[-1].new_zeros(()),
+        )
         losses.append(linear - linear.detach())
     return losses, delta.detach()
 
@@ -179,5 +201,9 @@ def ce_gain(labels: torch.Tensor):
 
 def kl(p_logits: torch.Tensor, q_logits: torch.Tensor) -> torch.Tensor:
     """KL(softmax p || softmax q), batch mean; gradients flow through both arguments."""
-    return F.kl_div(F.log_softmax(q_logits.float(), dim=-1), F.log_softmax(p_logits.float(), dim=-1),
-                    reduction="batchmean", log_target=True)
+    return F.kl_div(
+        F.log_softmax(q_logits.float(), dim=-1),
+        F.log_softmax(p_logits.float(), dim=-1),
+        reduction="batchmean",
+        log_target=True,
+    )

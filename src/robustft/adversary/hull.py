@@ -51,8 +51,11 @@ class HullSettings:
 
     def __post_init__(self):
         norm = self.entropy_norm
-        if isinstance(norm, str) and norm not in ("tokens", "words") or (
-                isinstance(norm, int | float) and not isinstance(norm, bool) and norm <= 0):
+        if (
+            isinstance(norm, str)
+            and norm not in ("tokens", "words")
+            or (isinstance(norm, int | float) and not isinstance(norm, bool) and norm <= 0)
+        ):
             raise ConfigError(f"entropy_norm must be a positive number, 'tokens' or 'words', not {norm!r}")
 
 
@@ -89,13 +92,16 @@ def kl_gain(clean_logits: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor
 
     def gain(adv_logits):
         return F.kl_div(F.log_softmax(adv_logits.float(), dim=-1), p_clean, reduction="sum")
+
     return gain
 
 
 def ce_gain(labels: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
     """White-box attack's gain: the cross-entropy of the true label (the attack minimises -CE)."""
+
     def gain(adv_logits):
         return F.cross_entropy(adv_logits.float(), labels, reduction="sum")
+
     return gain
 
 
@@ -105,9 +111,15 @@ def kaiming_logits(shape: tuple[int, ...], generator: torch.Generator | None = N
     return torch.randn(*shape, generator=generator) * std
 
 
-def optimise_weights(model, batch: dict, table: CandidateTable, gain: Callable[[torch.Tensor], torch.Tensor],
-                     settings: HullSettings = HullSettings(), init: torch.Tensor | None = None,
-                     im_gradients: str = "exact") -> torch.Tensor:
+def optimise_weights(
+    model,
+    batch: dict,
+    table: CandidateTable,
+    gain: Callable[[torch.Tensor], torch.Tensor],
+    settings: HullSettings = HullSettings(),
+    init: torch.Tensor | None = None,
+    im_gradients: str = "exact",
+) -> torch.Tensor:
     """Run the hull search; returns the detached weights [B, W, K] (on the simplex, zero on padded slots).
 
     `init` gives the starting logits (the attack seeds each example on its own); default Kaiming-normal.

@@ -37,23 +37,38 @@ class AsccAttack:
     def __init__(self, victim: Victim, settings: dict, neighbors: dict[str, list[str]] | None = None):
         self.victim, self.settings = victim, settings
         self.field = victim.task.perturb_field
-        self.hull = HullSettings(settings["steps"], settings["lr"], settings["weight_decay"],
-                                 settings["entropy_weight"], settings["entropy_norm"])
+        self.hull = HullSettings(
+            settings["steps"],
+            settings["lr"],
+            settings["weight_decay"],
+            settings["entropy_weight"],
+            settings["entropy_norm"],
+        )
         self.custom_neighbors = neighbors is not None
         self.builder = CandidateBuilder(victim.tokenizer, victim.task, neighbors, slots=settings["slots"])
         self.time_limit = settings.get("time_limit_s")
         self.recheck = settings.get("recheck_full_precision", True)
         self.pair_words = settings.get("pair_words", "joint")
         if settings.get("query_budget") is not None or settings.get("query_budget_per_word") is not None:
-            raise ConfigError("the white-box ascc attack spends a fixed number of queries (steps + 2): "
-                              "it takes no query budget")
+            raise ConfigError(
+                "the white-box ascc attack spends a fixed number of queries (steps + 2): it takes no query budget"
+            )
 
     def config(self) -> dict:
-        return {"recipe": self.recipe, "settings": self.settings, "perturb_field": self.field,
-                "neighbours": "custom" if self.custom_neighbors else "counterfitted", "slots": self.builder.slots,
-                "hull": self.hull.__dict__, "gain": "cross-entropy of the true label",
-                "victim": {"max_length": self.victim.max_length, "precision": self.victim.precision,
-                           "ran_in": self.victim.concrete_precision}}
+        return {
+            "recipe": self.recipe,
+            "settings": self.settings,
+            "perturb_field": self.field,
+            "neighbours": "custom" if self.custom_neighbors else "counterfitted",
+            "slots": self.builder.slots,
+            "hull": self.hull.__dict__,
+            "gain": "cross-entropy of the true label",
+            "victim": {
+                "max_length": self.victim.max_length,
+                "precision": self.victim.precision,
+                "ran_in": self.victim.concrete_precision,
+            },
+        }
 
     def resources(self) -> dict[str, str]:
         if self.custom_neighbors:
@@ -62,8 +77,12 @@ class AsccAttack:
 
     def _batch(self, example: Example) -> dict:
         victim = self.victim
-        enc = tokenize_pad(victim.tokenizer, [example.text_a], [example.text_b] if victim.task.is_pair else None,
-                           max_length=victim.max_length)
+        enc = tokenize_pad(
+            victim.tokenizer,
+            [example.text_a],
+            [example.text_b] if victim.task.is_pair else None,
+            max_length=victim.max_length,
+        )
         batch = runtime.to_device(model_inputs(enc), victim.device)
         batch["labels"] = torch.tensor([example.label], device=victim.device)
         batch["examples"] = [example]
@@ -75,10 +94,17 @@ class AsccAttack:
         victim.reset(None, self.time_limit)
         text = example.field(self.field)
         view = TextView.of(example, self.field, self.pair_words)
-        record = AttackRecord(index=index, id=example.id, label=example.label, result=FAILED, original=text,
-                              adversarial=text, perturbed_field=self.field,
-                              context=example.field(view.other) if example.is_pair else None,
-                              num_words=AttackedText(view.text()).num_words)
+        record = AttackRecord(
+            index=index,
+            id=example.id,
+            label=example.label,
+            result=FAILED,
+            original=text,
+            adversarial=text,
+            perturbed_field=self.field,
+            context=example.field(view.other) if example.is_pair else None,
+            num_words=AttackedText(view.text()).num_words,
+        )
         try:
             clean = victim.probs([example])[0]
             record.original_pred = record.adversarial_pred = int(clean.argmax())
@@ -98,8 +124,9 @@ class AsccAttack:
             victim.count_extra(self.hull.steps)
             victim.check_time()
             choice = weights.argmax(-1)[0].tolist()
-            adv = AttackedText(text).replace_words({w.word_index: w.candidates[choice[i]]
-                                                    for i, w in enumerate(table.words[0]) if choice[i] > 0})
+            adv = AttackedText(text).replace_words(
+                {w.word_index: w.candidates[choice[i]] for i, w in enumerate(table.words[0]) if choice[i] > 0}
+            )
             adv_example = example.with_field(self.field, adv.text)
             probs = victim.probs([adv_example])[0]
         except AttackTimeout:
@@ -109,10 +136,12 @@ class AsccAttack:
         reason = f"{n_words} words could move"
         if record.adversarial_pred != example.label and self.recheck and victim.concrete_precision != "fp32":
             probs = victim.full_precision_probs(adv_example)
-            record.adversarial_pred, record.adversarial_probs = int(probs.argmax()), [round(float(p), 6)
-                                                                                      for p in probs]
-            reason += ("; success re-checked in fp32" if record.adversarial_pred != example.label
-                       else f"; success under {victim.concrete_precision} not confirmed in fp32")
+            record.adversarial_pred, record.adversarial_probs = int(probs.argmax()), [round(float(p), 6) for p in probs]
+            reason += (
+                "; success re-checked in fp32"
+                if record.adversarial_pred != example.label
+                else f"; success under {victim.concrete_precision} not confirmed in fp32"
+            )
         record.result = SUCCEEDED if record.adversarial_pred != example.label else FAILED
         return self._finish(record, reason, start)
 

@@ -96,8 +96,15 @@ class Attack:
     time_limit_s per example; recheck_full_precision of every success found under bf16/fp16.
     """
 
-    def __init__(self, recipe: str, victim: Victim, transformation: Transformation, constraints: list[Constraint],
-                 search: Search, settings: dict | None = None):
+    def __init__(
+        self,
+        recipe: str,
+        victim: Victim,
+        transformation: Transformation,
+        constraints: list[Constraint],
+        search: Search,
+        settings: dict | None = None,
+    ):
         self.recipe, self.victim = recipe, victim
         self.transformation, self.constraints, self.search = transformation, constraints, search
         self.settings = settings or {}
@@ -108,27 +115,44 @@ class Attack:
         self.recheck = get("recheck_full_precision", True)
         self.skip_truncated = get("skip_truncated_words", True)
         self.field = victim.task.perturb_field
-        for key, value, kind in (("query_budget", self.query_budget, int),
-                                 ("query_budget_per_word", self.query_budget_per_word, (int, float)),
-                                 ("time_limit_s", self.time_limit, (int, float))):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, kind)
-                                      or not math.isfinite(value) or value <= 0):
-                raise ConfigError(f"{key}: must be a positive {'integer' if kind is int else 'number'} or None "
-                                  f"(a query budget allows at least the original text), got {value!r}")
+        for key, value, kind in (
+            ("query_budget", self.query_budget, int),
+            ("query_budget_per_word", self.query_budget_per_word, (int, float)),
+            ("time_limit_s", self.time_limit, (int, float)),
+        ):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or value <= 0
+            ):
+                raise ConfigError(
+                    f"{key}: must be a positive {'integer' if kind is int else 'number'} or None "
+                    f"(a query budget allows at least the original text), got {value!r}"
+                )
         victim.budget_unit = get("query_budget_unit", "textattack")
         if victim.budget_unit not in BUDGET_UNITS:
-            raise ConfigError(f"query_budget_unit: expected one of {', '.join(BUDGET_UNITS)}, "
-                              f"got '{victim.budget_unit}'")
+            raise ConfigError(
+                f"query_budget_unit: expected one of {', '.join(BUDGET_UNITS)}, got '{victim.budget_unit}'"
+            )
         TextView.of(Example("", 0), self.field, self.pair_words)  # validates pair_words
 
     def config(self) -> dict:
-        return {"recipe": self.recipe, "settings": self.settings, "perturb_field": self.field,
-                "transformation": self.transformation.config(),
-                "constraints": [c.config() for c in self.constraints], "search": self.search.config(),
-                "query_budget": self.query_budget, "query_budget_per_word": self.query_budget_per_word,
-                "query_budget_unit": self.victim.budget_unit, "pair_words": self.pair_words,
-                "victim": {"max_length": self.victim.max_length, "batch_size": self.victim.batch_size,
-                           "precision": self.victim.precision, "ran_in": self.victim.concrete_precision}}
+        return {
+            "recipe": self.recipe,
+            "settings": self.settings,
+            "perturb_field": self.field,
+            "transformation": self.transformation.config(),
+            "constraints": [c.config() for c in self.constraints],
+            "search": self.search.config(),
+            "query_budget": self.query_budget,
+            "query_budget_per_word": self.query_budget_per_word,
+            "query_budget_unit": self.victim.budget_unit,
+            "pair_words": self.pair_words,
+            "victim": {
+                "max_length": self.victim.max_length,
+                "batch_size": self.victim.batch_size,
+                "precision": self.victim.precision,
+                "ran_in": self.victim.concrete_precision,
+            },
+        }
 
     def resources(self) -> dict[str, str]:
         files = dict(self.transformation.resources())
@@ -137,9 +161,14 @@ class Attack:
         return files
 
     def _budget(self, num_words: int) -> int | None:
-        budgets = [b for b in (self.query_budget,
-                               None if self.query_budget_per_word is None
-                               else max(1, int(self.query_budget_per_word * num_words))) if b is not None]
+        budgets = [
+            b
+            for b in (
+                self.query_budget,
+                None if self.query_budget_per_word is None else max(1, int(self.query_budget_per_word * num_words)),
+            )
+            if b is not None
+        ]
         return min(budgets) if budgets else None
 
     def _fixed(self, example: Example, view: TextView, original: AttackedText) -> tuple[set[int], str | None]:
@@ -158,10 +187,17 @@ class Attack:
         original = AttackedText(view.text())
         self.victim.reset(self._budget(original.num_words), self.time_limit)
         goal = UntargetedClassification(self.victim, view)
-        record = AttackRecord(index=index, id=example.id, label=example.label, result=FAILED,
-                              original=example.field(self.field), adversarial=example.field(self.field),
-                              perturbed_field=self.field, context=example.field(view.other) if example.is_pair
-                              else None, num_words=original.num_words)
+        record = AttackRecord(
+            index=index,
+            id=example.id,
+            label=example.label,
+            result=FAILED,
+            original=example.field(self.field),
+            adversarial=example.field(self.field),
+            perturbed_field=self.field,
+            context=example.field(view.other) if example.is_pair else None,
+            num_words=original.num_words,
+        )
         notes = []
         n_tokens = self.victim.token_length(example)
         if n_tokens > self.victim.max_length:
@@ -180,8 +216,7 @@ class Attack:
         fixed, truncation_note = self._fixed(example, view, original)
         if truncation_note:
             notes.append(truncation_note)
-        ctx = AttackContext(original, goal, self.transformation, self.constraints, rng, initial,
-                            fixed=frozenset(fixed))
+        ctx = AttackContext(original, goal, self.transformation, self.constraints, rng, initial, fixed=frozenset(fixed))
         try:
             if original.num_words == len(view.frozen(original)):  # the perturbed field has no word
                 best, why = initial, "no words to perturb"

@@ -47,5 +47,7 @@ class UntargetedClassification:
     def evaluate(self, texts: list[AttackedText]) -> list[GoalResult]:
         """Results for the texts, in order; fewer than asked when the budget ran out."""
         probs = self.probs_of_strings([t.text for t in texts])
-        return [GoalResult(t, p, float(1.0 - p[self.label]), int(p.argmax()) != self.label)
-                for t, p in zip(texts, probs, strict=False)]
+        return [
+            GoalResult(t, p, float(1.0 - p[self.label]), int(p.argmax()) != self.label)
+            for t, p in zip(texts, probs, strict=False)
+        ]

@@ -98,9 +98,23 @@ def summarize(records: list[AttackRecord]) -> dict:
     }
 
 
-CSV_COLUMNS = ("index", "id", "label", "result", "original_pred", "adversarial_pred", "num_words",
-               "perturbed_words", "queries", "distinct_queries", "seconds", "original", "adversarial", "swaps",
-               "reason")
+CSV_COLUMNS = (
+    "index",
+    "id",
+    "label",
+    "result",
+    "original_pred",
+    "adversarial_pred",
+    "num_words",
+    "perturbed_words",
+    "queries",
+    "distinct_queries",
+    "seconds",
+    "original",
+    "adversarial",
+    "swaps",
+    "reason",
+)
 
 
 def write_csv(records: list[AttackRecord], path) -> None:
@@ -110,19 +124,42 @@ def write_csv(records: list[AttackRecord], path) -> None:
         writer.writerow(CSV_COLUMNS)
         for r in records:
             swaps = "; ".join(f"{s['index']}:{s['original']}->{s['new']}" for s in r.swaps)
-            writer.writerow([r.index, r.id, r.label, r.result, r.original_pred, r.adversarial_pred, r.num_words,
-                             r.perturbed_words, r.queries, r.distinct_queries, f"{r.seconds:.3f}", r.original,
-                             r.adversarial, swaps, r.reason])
+            writer.writerow(
+                [
+                    r.index,
+                    r.id,
+                    r.label,
+                    r.result,
+                    r.original_pred,
+                    r.adversarial_pred,
+                    r.num_words,
+                    r.perturbed_words,
+                    r.queries,
+                    r.distinct_queries,
+                    f"{r.seconds:.3f}",
+                    r.original,
+                    r.adversarial,
+                    swaps,
+                    r.reason,
+                ]
+            )
 
 
 def format_summary(summary: dict) -> str:
     """The summary as aligned lines, TextAttack's names first."""
-    names = [("original_accuracy", "Original accuracy (%)"), ("accuracy_under_attack", "Accuracy under attack (%)"),
-             ("attack_success_rate", "Attack success rate (%)"), ("avg_perturbed_word_pct", "Average perturbed word %"),
-             ("avg_num_words", "Average num. words per input"), ("avg_num_queries", "Average num. queries"),
-             ("avg_num_distinct_queries", "Average num. distinct queries"),
-             ("num_succeeded", "Successful attacks"), ("num_failed", "Failed attacks"),
-             ("num_skipped", "Skipped attacks"), ("num_errors", "Errors")]
+    names = [
+        ("original_accuracy", "Original accuracy (%)"),
+        ("accuracy_under_attack", "Accuracy under attack (%)"),
+        ("attack_success_rate", "Attack success rate (%)"),
+        ("avg_perturbed_word_pct", "Average perturbed word %"),
+        ("avg_num_words", "Average num. words per input"),
+        ("avg_num_queries", "Average num. queries"),
+        ("avg_num_distinct_queries", "Average num. distinct queries"),
+        ("num_succeeded", "Successful attacks"),
+        ("num_failed", "Failed attacks"),
+        ("num_skipped", "Skipped attacks"),
+        ("num_errors", "Errors"),
+    ]
     lines = []
     for key, label in names:
         v = summary.get(key)

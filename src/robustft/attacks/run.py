@@ -41,17 +41,24 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
     cfg.split = cfg.split or ("test" if "test" in task.splits else "dev")
     resolved = runs.resolve(cfg.model)
     cfg, inherited = runs.inherit(cfg, resolved, {"max_length": None, "precision": "auto"})
-    out = Path(cfg.output_dir) if cfg.output_dir else runs.default_output(
-        resolved, "attack", cfg.recipe, cfg.protocol, cfg.task, cfg.split, f"n{cfg.n}", f"s{cfg.seed}")
-    examples = load_examples(cfg.task, cfg.split, n=cfg.n, seed=cfg.seed,
-                             keep=lambda e: protocol_keeps(cfg.protocol, e))
+    out = (
+        Path(cfg.output_dir)
+        if cfg.output_dir
+        else runs.default_output(
+            resolved, "attack", cfg.recipe, cfg.protocol, cfg.task, cfg.split, f"n{cfg.n}", f"s{cfg.seed}"
+        )
+    )
+    examples = load_examples(
+        cfg.task, cfg.split, n=cfg.n, seed=cfg.seed, keep=lambda e: protocol_keeps(cfg.protocol, e)
+    )
     runtime.set_threads(cfg.threads)
     device = runtime.pick_device(cfg.device)
     model, tokenizer = load_classifier(resolved.model)
     labels_note = check_labels(model, task)
     model.to(device).eval()
-    victim = Victim(model, tokenizer, task, max_length=cfg.max_length, batch_size=cfg.batch_size,
-                    precision=cfg.precision)
+    victim = Victim(
+        model, tokenizer, task, max_length=cfg.max_length, batch_size=cfg.batch_size, precision=cfg.precision
+    )
     settings = dict(cfg.recipe_args)
     for key in ENGINE_KEYS:  # first-class keys of the config, passed to the recipe when set
         if getattr(cfg, key) is not None:
@@ -63,13 +70,23 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
         mlm = load_masked_lm(cfg.mlm)
         mlm[0].to(device)
     built = build_attack(cfg.recipe, victim, cfg.protocol, settings, mlm=mlm)
-    inputs = {**data_digests(cfg.task, [cfg.split]), **model_digests(resolved.model),
-              **{f"resource/{name}": resources.file_sha256(path) for name, path in built.resources().items()},
-              "attack/config": config_hash(built.config()), "examples": config_hash([e.id for e in examples])}
-    extra = {"model_run": runs.model_run_record(resolved), "inherited": inherited, "attack": built.config(),
-             "recipe": cfg.recipe, "examples": [e.id for e in examples],
-             "mlm": getattr(mlm[0], "mlm_source", cfg.mlm) if mlm else None, "labels_note": labels_note,
-             "precision_used": runtime.resolve_precision(cfg.precision, device)}
+    inputs = {
+        **data_digests(cfg.task, [cfg.split]),
+        **model_digests(resolved.model),
+        **{f"resource/{name}": resources.file_sha256(path) for name, path in built.resources().items()},
+        "attack/config": config_hash(built.config()),
+        "examples": config_hash([e.id for e in examples]),
+    }
+    extra = {
+        "model_run": runs.model_run_record(resolved),
+        "inherited": inherited,
+        "attack": built.config(),
+        "recipe": cfg.recipe,
+        "examples": [e.id for e in examples],
+        "mlm": getattr(mlm[0], "mlm_source", cfg.mlm) if mlm else None,
+        "labels_note": labels_note,
+        "precision_used": runtime.resolve_precision(cfg.precision, device),
+    }
     shard = runs.shard_of(cfg)
     with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra, shard=shard) as run:
         if run.finished and (shard is None or run.merged):
@@ -79,15 +96,17 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
         else:
             runs.attach_log(run.path, run.file("attack.log").name)
             try:
-                records, summary = run_attack(built, examples, run, seed=cfg.seed, progress=cfg.progress,
-                                              first=cfg.first)
+                records, summary = run_attack(
+                    built, examples, run, seed=cfg.seed, progress=cfg.progress, first=cfg.first
+                )
             finally:
                 runs.detach_log()
     part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
     log.info("%s\nrun folder: %s%s", format_summary(summary), out, part)
     if records and summary["num_errors"] == len(records):
-        raise AllExamplesErrored(f"all {len(records)} examples ended in errors (see {out}/attack.log); no "
-                                 f"number was produced")
+        raise AllExamplesErrored(
+            f"all {len(records)} examples ended in errors (see {out}/attack.log); no number was produced"
+        )
     if shard is not None and summary["complete"]:
         return runs.finish_shard(out, merge, cfg) or summary
     return summary

@@ -24,8 +24,11 @@ CSV = "examples.csv"
 def _postfix(records: list[AttackRecord]) -> dict:
     s = summarize(records)
     fmt = lambda v: "-" if v is None else f"{v:.1f}"
-    return {"acc": fmt(s["accuracy_under_attack"]), "succ": fmt(s["attack_success_rate"]),
-            "q": fmt(s["avg_num_queries"])}
+    return {
+        "acc": fmt(s["accuracy_under_attack"]),
+        "succ": fmt(s["attack_success_rate"]),
+        "q": fmt(s["avg_num_queries"]),
+    }
 
 
 def finish(run: runs.Run, records: list[AttackRecord], total: int, seconds: float) -> dict:
@@ -49,8 +52,9 @@ def merged_csv(path, records: list[dict]) -> None:
     write_csv(sorted(map(AttackRecord.from_dict, records), key=lambda r: r.index), path / CSV)
 
 
-def run_attack(attack, examples: list[Example], run: runs.Run, seed: int = 0, progress: bool = True,
-               first: int | None = None) -> tuple[list[AttackRecord], dict]:
+def run_attack(
+    attack, examples: list[Example], run: runs.Run, seed: int = 0, progress: bool = True, first: int | None = None
+) -> tuple[list[AttackRecord], dict]:
     """Attack every example of this run (of its shard: `run.shard`) not yet in the run folder, appending each record
     as it finishes.
 
@@ -68,8 +72,13 @@ def run_attack(attack, examples: list[Example], run: runs.Run, seed: int = 0, pr
         from tqdm import tqdm
 
         wanted = [i for i in mine if i < stop]
-        bar = tqdm(total=len(wanted), initial=len(finished & set(wanted)), desc=run.config.get("recipe", "attack"),
-                   unit="ex", dynamic_ncols=True)
+        bar = tqdm(
+            total=len(wanted),
+            initial=len(finished & set(wanted)),
+            desc=run.config.get("recipe", "attack"),
+            unit="ex",
+            dynamic_ncols=True,
+        )
     for index, example in todo:
         try:
             record = attack.run(example, index, seed)
@@ -77,9 +86,16 @@ def run_attack(attack, examples: list[Example], run: runs.Run, seed: int = 0, pr
             raise  # a missing resource or bad setting stops the run with its message
         except Exception as exc:  # one bad example must not lose the run: record it and go on
             log.error("example %d (%s) failed:\n%s", index, example.id, traceback.format_exc())
-            record = AttackRecord(index=index, id=example.id, label=example.label, result=ERROR,
-                                  original=example.field(attack.field) or "", adversarial="",
-                                  perturbed_field=attack.field, reason=f"{type(exc).__name__}: {exc}")
+            record = AttackRecord(
+                index=index,
+                id=example.id,
+                label=example.label,
+                result=ERROR,
+                original=example.field(attack.field) or "",
+                adversarial="",
+                perturbed_field=attack.field,
+                reason=f"{type(exc).__name__}: {exc}",
+            )
         run.append(dataclasses.asdict(record))
         records.append(record)
         if bar is not None:

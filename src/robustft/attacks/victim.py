@@ -85,9 +85,20 @@ class Victim:
     or `exhausted`.
     """
 
-    def __init__(self, model, tokenizer, task: Task | str, max_length: int | None = None, batch_size: int = 32,
-                 precision: str = "fp32", query_budget: int | None = None, budget_unit: str = "textattack",
-                 mode: VictimMode = FAST, cache_size: int = 1 << 18, pad_to_multiple_of: int | None = None):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        task: Task | str,
+        max_length: int | None = None,
+        batch_size: int = 32,
+        precision: str = "fp32",
+        query_budget: int | None = None,
+        budget_unit: str = "textattack",
+        mode: VictimMode = FAST,
+        cache_size: int = 1 << 18,
+        pad_to_multiple_of: int | None = None,
+    ):
         if budget_unit not in BUDGET_UNITS:
             raise ConfigError(f"query_budget_unit: expected one of {', '.join(BUDGET_UNITS)}, got '{budget_unit}'")
         if batch_size < 1:
@@ -101,8 +112,10 @@ class Victim:
         self.tokenizer = tokenizer
         runtime.resolve_precision(precision, self.device)  # fail early on a bad name
         self.precision = precision
-        limit = min(getattr(tokenizer, "model_max_length", 512) or 512,
-                    getattr(model.config, "max_position_embeddings", 512) or 512)
+        limit = min(
+            getattr(tokenizer, "model_max_length", 512) or 512,
+            getattr(model.config, "max_position_embeddings", 512) or 512,
+        )
         self.max_length = min(max_length, limit) if max_length else limit
         self.position_limit = limit
         self.pad_to_multiple_of = pad_to_multiple_of
@@ -188,7 +201,7 @@ class Victim:
     def probs(self, examples: list[Example]) -> np.ndarray:
         self.check_time()
         keys = [_key(e) for e in examples]
-        keys = keys[:self._allowed(keys)]
+        keys = keys[: self._allowed(keys)]
         self.queries += len(keys)
         self._seen.update(keys)
         missing = list(dict.fromkeys(k for k in keys if not (self.mode.cache and k in self._cache)))
@@ -219,8 +232,9 @@ class Victim:
     def encode(self, keys: list[tuple[str, str | None]]) -> dict:
         a = [k[0] for k in keys]
         b = [k[1] for k in keys] if self.task.is_pair else None
-        enc = tokenize_pad(self.tokenizer, a, b, max_length=self.max_length,
-                           pad_to_max_length=self.mode.pad_to_max_length)
+        enc = tokenize_pad(
+            self.tokenizer, a, b, max_length=self.max_length, pad_to_max_length=self.mode.pad_to_max_length
+        )
         if self.pad_to_multiple_of and not self.mode.pad_to_max_length:
             enc = pad_to_multiple(enc, self.pad_to_multiple_of, self.tokenizer, self.position_limit)
         return enc
@@ -236,11 +250,13 @@ class Victim:
             return None
         if not getattr(self.tokenizer, "is_fast", False):
             return None
-        enc = self.tokenizer(example.text_a, example.text_b, truncation=True, max_length=self.max_length,
-                             return_offsets_mapping=True)
+        enc = self.tokenizer(
+            example.text_a, example.text_b, truncation=True, max_length=self.max_length, return_offsets_mapping=True
+        )
         which = 0 if field == "text_a" else 1
-        ends = [e for (s, e), seq in zip(enc["offset_mapping"], enc.sequence_ids(), strict=True)
-                if seq == which and e > s]
+        ends = [
+            e for (s, e), seq in zip(enc["offset_mapping"], enc.sequence_ids(), strict=True) if seq == which and e > s
+        ]
         return max(ends, default=0)
 
     def _forward(self, keys: list[tuple[str, str | None]], precision: str | None = None) -> np.ndarray:
@@ -251,7 +267,7 @@ class Victim:
         result = np.empty((len(keys), self.task.num_labels), dtype=np.float32)
         with torch.no_grad(), runtime.autocast(device, precision or self.precision):
             for s in range(0, len(order), batch):
-                idx = order[s:s + batch]
+                idx = order[s : s + batch]
                 enc = runtime.to_device(model_inputs(self.encode([keys[i] for i in idx])), device)
                 logits = self.model(**enc).logits.float()
                 result[idx] = torch.softmax(logits, dim=-1).cpu().numpy()

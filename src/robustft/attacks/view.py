@@ -53,8 +53,8 @@ class TextView:
         if not self.joint:
             return text
         if self.field == "text_b":
-            return text[self.field_start:]
-        return text[:len(text) - len(SEPARATOR) - len(self.example.text_b)]
+            return text[self.field_start :]
+        return text[: len(text) - len(SEPARATOR) - len(self.example.text_b)]
 
     def to_example(self, text: str) -> Example:
         return self.example.with_field(self.field, self.field_text(text))

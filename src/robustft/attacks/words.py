@@ -98,7 +98,7 @@ class AttackedText:
         """The characters from word lo to word hi-1 (inclusive of the text between them)."""
         if hi <= lo:
             return ""
-        return self.text[self.spans[lo][0]:self.spans[hi - 1][1]]
+        return self.text[self.spans[lo][0] : self.spans[hi - 1][1]]
 
     def swaps(self) -> list[dict]:
         """The reported substitutions: [{index, original, new}] in word order."""

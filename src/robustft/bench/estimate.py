@@ -15,8 +15,16 @@ from robustft.train.loop import apply_preset
 
 TRAIN_EXAMPLES_PER_S = 60.0  # MiniLM, bf16, length-grouped batches, 2 busy cores
 EVAL_EXAMPLES_PER_S = 250.0
-METHOD_COST = {"standard": 1.0, "pgd": 4.5, "freelb": 4.6, "freelbpp": 8.0, "trades": 4.3, "ascc": 2.4,
-               "rift": 5.3, "infobert": 4.6}  # x standard's step (objective_cost.json)
+METHOD_COST = {
+    "standard": 1.0,
+    "pgd": 4.5,
+    "freelb": 4.6,
+    "freelbpp": 8.0,
+    "trades": 4.3,
+    "ascc": 2.4,
+    "rift": 5.3,
+    "infobert": 4.6,
+}  # x standard's step (objective_cost.json)
 ATTACK_SECONDS = {"pwws": 1.8, "textfooler": 0.5, "bert-attack": 0.9, "genetic": 18.0, "ascc": 0.2}
 LONG_TEXT_FACTOR = {"imdb": 8.0}  # IMDB reviews are ~10x SST-2 sentences
 # Cost of one IM solver iteration per converted layer, in plain forwards of the whole model x its layer count

@@ -12,8 +12,13 @@ from typing import Any
 from robustft.config import AttackConfig, BenchConfig, EvalConfig, TrainConfig, apply_overrides
 from robustft.errors import ConfigError
 
-ADVGLUE_SPLITS = {"sst2": ["advglue-sst2"], "qqp": ["advglue-qqp"], "qnli": ["advglue-qnli"],
-                  "rte": ["advglue-rte"], "mnli": ["advglue-mnli", "advglue-mnli-mm"]}
+ADVGLUE_SPLITS = {
+    "sst2": ["advglue-sst2"],
+    "qqp": ["advglue-qqp"],
+    "qnli": ["advglue-qnli"],
+    "rte": ["advglue-rte"],
+    "mnli": ["advglue-mnli", "advglue-mnli-mm"],
+}
 
 
 @dataclass
@@ -66,8 +71,17 @@ def train_job(cfg: BenchConfig, label: str, spec: dict, task: str, size, seed: i
     tag, sized = size_settings(size)
     cell = f"{label}/{task}/{tag}/s{seed}"
     folder = bench_dir(cfg) / "cells" / cell.replace("/", "-")
-    values = {"model": cfg.model, "task": task, "seed": seed, **shared(cfg), **copy.deepcopy(cfg.train), **sized,
-              **fill(copy.deepcopy(spec), task), "output_dir": str(folder), "label": label}
+    values = {
+        "model": cfg.model,
+        "task": task,
+        "seed": seed,
+        **shared(cfg),
+        **copy.deepcopy(cfg.train),
+        **sized,
+        **fill(copy.deepcopy(spec), task),
+        "output_dir": str(folder),
+        "label": label,
+    }
     explicit: set[str] = set()
     train = apply_overrides(TrainConfig(), values, source=f"bench cell {cell}", explicit=explicit)
     train.explicit_keys = explicit  # a method's published preset fills only what the bench leaves unset
@@ -78,16 +92,34 @@ def eval_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
     jobs = []
     for spec in cfg.evals:
         spec = dict(spec)
-        names = ADVGLUE_SPLITS.get(trained.task, []) if spec.pop("advglue", False) else [
-            fill(spec.pop("task", "{task}"), trained.task)]
+        names = (
+            ADVGLUE_SPLITS.get(trained.task, [])
+            if spec.pop("advglue", False)
+            else [fill(spec.pop("task", "{task}"), trained.task)]
+        )
         for name in names:
             split = spec.get("split", "dev")
             n = spec.get("n")
             folder = trained.folder / "-".join(["eval", name, split] + ([f"n{n}"] if n else []))
-            ev = EvalConfig(model=str(trained.folder), task=name, split=split, n=n, seed=spec.get("seed", 0),
-                            output_dir=str(folder), **shared(cfg)).validate()
-            jobs.append(Job(f"{trained.id} eval {name}/{split}" + (f"/n{n}" if n else ""), "eval", ev, trained.id,
-                            trained.method, trained.task))
+            ev = EvalConfig(
+                model=str(trained.folder),
+                task=name,
+                split=split,
+                n=n,
+                seed=spec.get("seed", 0),
+                output_dir=str(folder),
+                **shared(cfg),
+            ).validate()
+            jobs.append(
+                Job(
+                    f"{trained.id} eval {name}/{split}" + (f"/n{n}" if n else ""),
+                    "eval",
+                    ev,
+                    trained.id,
+                    trained.method,
+                    trained.task,
+                )
+            )
     return jobs
 
 
@@ -98,11 +130,22 @@ def attack_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
         task = spec.pop("task", trained.task)
         values = {"model": str(trained.folder), "task": task, **shared(cfg), **spec}
         attack = apply_overrides(AttackConfig(), values, source=f"bench attack {spec}")
-        name = "-".join(str(p) for p in ["attack", attack.recipe, attack.protocol, task, attack.split,
-                                          f"n{attack.n}", f"s{attack.seed}"] if p)
+        name = "-".join(
+            str(p)
+            for p in ["attack", attack.recipe, attack.protocol, task, attack.split, f"n{attack.n}", f"s{attack.seed}"]
+            if p
+        )
         attack.output_dir = str(trained.folder / name)
-        jobs.append(Job(f"{trained.id} attack {attack.recipe}/{task}/{attack.split}/n{attack.n}", "attack",
-                        attack.validate(), trained.id, trained.method, trained.task))
+        jobs.append(
+            Job(
+                f"{trained.id} attack {attack.recipe}/{task}/{attack.split}/n{attack.n}",
+                "attack",
+                attack.validate(),
+                trained.id,
+                trained.method,
+                trained.task,
+            )
+        )
     return jobs
 
 

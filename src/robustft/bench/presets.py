@@ -47,15 +47,21 @@ PRESETS: dict[str, dict] = {
     "rift": {
         "name": "rift",
         "tasks": ["imdb", "snli"],
-        "methods": {"bert": {}, "freelbpp": {"method": "freelbpp"}, "ascc": {"method": "ascc"},
-                    "rift": {"method": "rift-{task}"}, "im-rift": {**IM, "method": "rift-{task}"}},
+        "methods": {
+            "bert": {},
+            "freelbpp": {"method": "freelbpp"},
+            "ascc": {"method": "ascc"},
+            "rift": {"method": "rift-{task}"},
+            "im-rift": {**IM, "method": "rift-{task}"},
+        },
         "seeds": [0],
         "sizes": [None],
         "train": {},
         "evals": [{"task": "{task}", "split": "test"}],
-        "attacks": [{"recipe": "pwws", "split": "test", "n": 300, "seed": 0,
-                     "recipe_args": {"neighbours": "counterfitted"}},
-                    {"recipe": "genetic", "split": "test", "n": 300, "seed": 0},
-                    {"recipe": "ascc", "split": "test", "n": 300, "seed": 0}],
+        "attacks": [
+            {"recipe": "pwws", "split": "test", "n": 300, "seed": 0, "recipe_args": {"neighbours": "counterfitted"}},
+            {"recipe": "genetic", "split": "test", "n": 300, "seed": 0},
+            {"recipe": "ascc", "split": "test", "n": 300, "seed": 0},
+        ],
     },
 }

@@ -82,8 +82,9 @@ def record_bench(cfg: BenchConfig, folder) -> None:
         atomic_write_json(folder / runs.CONFIG, runs.describe(dataclasses.replace(cfg, shard=None), {}))
 
 
-def bench(cfg: BenchConfig, only: str | None = None, list_only: bool = False, resume: bool = True,
-          overwrite: bool = False) -> dict:
+def bench(
+    cfg: BenchConfig, only: str | None = None, list_only: bool = False, resume: bool = True, overwrite: bool = False
+) -> dict:
     """Run every selected job not yet finished (resuming interrupted ones); returns {job id: status} and the
     finished run folders (`robustft.report` builds the report from them). `overwrite` restarts the selected jobs."""
     cfg = cfg.validate()
@@ -99,11 +100,19 @@ def bench(cfg: BenchConfig, only: str | None = None, list_only: bool = False, re
     expected = sum(expected_seconds(todo, jobs))
     part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
     if runtime.world().main or shard is None or cfg.shard:
-        print(f"bench {cfg.name}{part}: {len(chosen)} jobs, {len(chosen) - len(todo)} already done; expected wall "
-              f"time about {expected / 60:.0f} min on 2 CPU cores with MiniLM (an estimate from benchmarks/results)")
+        print(
+            f"bench {cfg.name}{part}: {len(chosen)} jobs, {len(chosen) - len(todo)} already done; expected wall "
+            f"time about {expected / 60:.0f} min on 2 CPU cores with MiniLM (an estimate from benchmarks/results)"
+        )
     started, failed = time.perf_counter(), {}
-    bar = tqdm(total=len(chosen), initial=len(chosen) - len(todo), desc=f"bench {cfg.name}", unit="job",
-               disable=not cfg.progress, position=0)
+    bar = tqdm(
+        total=len(chosen),
+        initial=len(chosen) - len(todo),
+        desc=f"bench {cfg.name}",
+        unit="job",
+        disable=not cfg.progress,
+        position=0,
+    )
     for job in todo:
         if job.kind != "train" and not runs.is_finished(folder / "cells" / job.cell.replace("/", "-")):
             failed[job.id] = f"its model ({job.cell}) is not trained yet"
@@ -118,18 +127,25 @@ def bench(cfg: BenchConfig, only: str | None = None, list_only: bool = False, re
             log.error("bench job %s failed: %s", job.id, exc)
         bar.update(1)
     bar.close()
-    result = {"jobs": {j.id: ("failed: " + failed[j.id]) if j.id in failed else status(j) for j in chosen},
-              "wall_s": round(time.perf_counter() - started, 1), "expected_s": round(expected, 1),
-              "folders": [str(j.folder) for j in jobs if runs.is_finished(j.folder)], "baseline": cfg.baseline,
-              "complete": all(status(j) == "done" for j in jobs)}
+    result = {
+        "jobs": {j.id: ("failed: " + failed[j.id]) if j.id in failed else status(j) for j in chosen},
+        "wall_s": round(time.perf_counter() - started, 1),
+        "expected_s": round(expected, 1),
+        "folders": [str(j.folder) for j in jobs if runs.is_finished(j.folder)],
+        "baseline": cfg.baseline,
+        "complete": all(status(j) == "done" for j in jobs),
+    }
     if shard is not None:
         result["shard"] = f"{shard[0]}/{shard[1]}"
     with runs.hold(folder / runs.SHARDS_LOCK):
         statuses = {j.id: status(j) for j in jobs} | {k: v for k, v in result["jobs"].items() if k in failed}
         atomic_write_json(folder / runs.METRICS, {**result, "jobs": statuses})
     if failed:
-        raise BenchJobsFailed(f"{len(failed)} of {len(chosen)} jobs failed: " + "; ".join(
-            f"{k}: {v}" for k, v in list(failed.items())[:3]) + (" ..." if len(failed) > 3 else ""))
+        raise BenchJobsFailed(
+            f"{len(failed)} of {len(chosen)} jobs failed: "
+            + "; ".join(f"{k}: {v}" for k, v in list(failed.items())[:3])
+            + (" ..." if len(failed) > 3 else "")
+        )
     return result
 
 

@@ -27,12 +27,25 @@ def encode(tokenizer, examples: list[Example], max_length: int) -> list[Encoded]
     return [Encoded(e, enc["input_ids"][i], types[i] if types is not None else None) for i, e in enumerate(examples)]
 
 
-def tokenize_pad(tokenizer, texts_a: list[str], texts_b: list[str] | None = None, max_length: int | None = None,
-                 pad_to_max_length: bool = False, **extra) -> dict:
+def tokenize_pad(
+    tokenizer,
+    texts_a: list[str],
+    texts_b: list[str] | None = None,
+    max_length: int | None = None,
+    pad_to_max_length: bool = False,
+    **extra,
+) -> dict:
     """Tokenise and pad to the longest row (or to `max_length`), as tensors: the one tokenise-and-pad of
     every model call that starts from text (victim, masked LM, probe, sentence encoder)."""
-    return tokenizer(texts_a, texts_b, truncation=max_length is not None, max_length=max_length,
-                     padding="max_length" if pad_to_max_length else "longest", return_tensors="pt", **extra)
+    return tokenizer(
+        texts_a,
+        texts_b,
+        truncation=max_length is not None,
+        max_length=max_length,
+        padding="max_length" if pad_to_max_length else "longest",
+        return_tensors="pt",
+        **extra,
+    )
 
 
 def model_inputs(batch: dict) -> dict[str, torch.Tensor]:
@@ -59,8 +72,12 @@ def pad_rows(rows: list[dict], pad_id: int, width: int | None = None) -> dict[st
 
 def collate(items: list[Encoded], pad_id: int, pad_to: int | None = None) -> dict:
     """Pad to the longest item (or to `pad_to`); keeps the raw examples for objectives that need text."""
-    rows = [{"input_ids": it.input_ids} if it.token_type_ids is None else
-            {"input_ids": it.input_ids, "token_type_ids": it.token_type_ids} for it in items]
+    rows = [
+        {"input_ids": it.input_ids}
+        if it.token_type_ids is None
+        else {"input_ids": it.input_ids, "token_type_ids": it.token_type_ids}
+        for it in items
+    ]
     batch = pad_rows(rows, pad_id, pad_to)
     batch["labels"] = torch.tensor([it.example.label for it in items])
     batch["examples"] = [it.example for it in items]

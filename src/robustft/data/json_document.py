@@ -16,8 +16,15 @@ from robustft.errors import DataFormatError
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
-KIND = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number",
-        bool: "a boolean", type(None): "null"}
+KIND = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
 
 
 def kind(value) -> str:

@@ -71,17 +71,38 @@ def probe(cfg: ProbeConfig, resume: bool = False, overwrite: bool = False) -> di
         for name, (reference, variant) in specs.items():
             model, tokenizer = load(reference, variant, cfg)
             model.to(device)
-            results[name] = measure(model, tokenizer, pairs, noise_std=noise, seed=cfg.seed,
-                                    max_length=cfg.max_length, precision=cfg.precision)
+            results[name] = measure(
+                model,
+                tokenizer,
+                pairs,
+                noise_std=noise,
+                seed=cfg.seed,
+                max_length=cfg.max_length,
+                precision=cfg.precision,
+            )
             im = settings_of(model)
             settings[name] = im.to_dict() if im else None
-            log.info("%-12s last-layer distance %.4f  per layer %s", name, results[name]["distance_mean"][-1],
-                     " ".join(f"{d:.3f}" for d in results[name]["distance_mean"]))
+            log.info(
+                "%-12s last-layer distance %.4f  per layer %s",
+                name,
+                results[name]["distance_mean"][-1],
+                " ".join(f"{d:.3f}" for d in results[name]["distance_mean"]),
+            )
         what = f"{cfg.swaps} counter-fitted swap(s)" if cfg.perturb == "swap" else f"embedding noise std {noise}"
-        record = {"task": cfg.task, "split": cfg.split, "n_pairs": len(pairs), "perturbation": what,
-                  "seed": cfg.seed, "settings": settings, "results": results}
+        record = {
+            "task": cfg.task,
+            "split": cfg.split,
+            "n_pairs": len(pairs),
+            "perturbation": what,
+            "seed": cfg.seed,
+            "settings": settings,
+            "results": results,
+        }
         atomic_write_json(run.path / "probe.json", record)
         plot(results, run.path / "probe.png", title=f"{cfg.task} {cfg.split}: {len(pairs)} pairs, {what}")
-        summary = {"n_pairs": len(pairs), "perturbation": what,
-                   "last_layer_distance": {k: v["distance_mean"][-1] for k, v in results.items()}}
+        summary = {
+            "n_pairs": len(pairs),
+            "perturbation": what,
+            "last_layer_distance": {k: v["distance_mean"][-1] for k, v in results.items()},
+        }
         return run.write_metrics(summary)

@@ -33,8 +33,13 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
     task = get_task(cfg.task)
     resolved = runs.resolve(cfg.model)
     cfg, inherited = runs.inherit(cfg, resolved, {"max_length": 128, "precision": "auto"})
-    out = Path(cfg.output_dir) if cfg.output_dir else runs.default_output(
-        resolved, "eval", cfg.task, cfg.split, f"n{cfg.n}" if cfg.n else None, f"s{cfg.seed}" if cfg.n else None)
+    out = (
+        Path(cfg.output_dir)
+        if cfg.output_dir
+        else runs.default_output(
+            resolved, "eval", cfg.task, cfg.split, f"n{cfg.n}" if cfg.n else None, f"s{cfg.seed}" if cfg.n else None
+        )
+    )
     examples = load_examples(cfg.task, cfg.split, n=cfg.n, seed=cfg.seed)
     inputs = {**data_digests(cfg.task, [cfg.split]), **model_digests(resolved.model)}
     extra = {"model_run": runs.model_run_record(resolved), "inherited": inherited}
@@ -50,22 +55,53 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
         labels_note = check_labels(model, task)
         model.to(device)
         mine = shard_positions(tokenizer, examples, cfg, shard)
-        probs = class_probs(model, tokenizer, [examples[i] for i in mine], max_length=cfg.max_length,
-                            batch_size=cfg.batch_size, precision=cfg.precision, progress=cfg.progress) if mine else []
+        probs = (
+            class_probs(
+                model,
+                tokenizer,
+                [examples[i] for i in mine],
+                max_length=cfg.max_length,
+                batch_size=cfg.batch_size,
+                precision=cfg.precision,
+                progress=cfg.progress,
+            )
+            if mine
+            else []
+        )
         predictions = probs.argmax(-1).tolist() if mine else []
-        records = [{"index": i, "id": examples[i].id, "label": examples[i].label, "prediction": predictions[row],
-                    "correct": predictions[row] == examples[i].label,
-                    "probs": [round(p, 6) for p in probs[row].tolist()]} for row, i in enumerate(mine)]
+        records = [
+            {
+                "index": i,
+                "id": examples[i].id,
+                "label": examples[i].label,
+                "prediction": predictions[row],
+                "correct": predictions[row] == examples[i].label,
+                "probs": [round(p, 6) for p in probs[row].tolist()],
+            }
+            for row, i in enumerate(mine)
+        ]
         run.write_records(sorted(records, key=lambda r: r["index"]))
-        setting = {"model": resolved.model, "task": cfg.task, "split": cfg.split, "max_length": cfg.max_length,
-                   "precision": runtime.resolve_precision(cfg.precision, device), "device": str(device),
-                   "labels_note": labels_note}
+        setting = {
+            "model": resolved.model,
+            "task": cfg.task,
+            "split": cfg.split,
+            "max_length": cfg.max_length,
+            "precision": runtime.resolve_precision(cfg.precision, device),
+            "device": str(device),
+            "labels_note": labels_note,
+        }
         metrics = run.write_metrics(summarize(records, [setting]))
     if shard is not None:
         log.info("%s/%s: shard %d/%d scored %d examples; run folder %s", cfg.task, cfg.split, *shard, len(mine), out)
         return runs.finish_shard(out, merge, cfg) or metrics
-    log.info("%s/%s: accuracy %.4f on %d examples; run folder %s", cfg.task, cfg.split, metrics["accuracy"],
-             len(examples), out)
+    log.info(
+        "%s/%s: accuracy %.4f on %d examples; run folder %s",
+        cfg.task,
+        cfg.split,
+        metrics["accuracy"],
+        len(examples),
+        out,
+    )
     return metrics
 
 
@@ -84,12 +120,16 @@ def summarize(records: list[dict], settings: list[dict]) -> dict:
     correct = [bool(r["correct"]) for r in records]
     loss = -sum(math.log(max(r["probs"][r["label"]], 1e-12)) for r in records) / max(len(records), 1)
     setting = {k: settings[0][k] for k in SETTING_KEYS}
-    return {**setting, "n": len(records), "accuracy": sum(correct) / max(len(correct), 1),
-            "accuracy_ci95": accuracy_with_interval(correct)["ci95"], "loss": loss,
-            "majority_accuracy": majority_baseline([r["label"] for r in records])["accuracy"]}
+    return {
+        **setting,
+        "n": len(records),
+        "accuracy": sum(correct) / max(len(correct), 1),
+        "accuracy_ci95": accuracy_with_interval(correct)["ci95"],
+        "loss": loss,
+        "majority_accuracy": majority_baseline([r["label"] for r in records])["accuracy"],
+    }
 
 
 def merge(path, strict: bool = False) -> dict | None:
     """Merge the shards of the evaluation run in `path` once all are finished (None until then)."""
     return runs.merge_shards(path, summarize, strict=strict)
-

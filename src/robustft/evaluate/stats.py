@@ -27,8 +27,9 @@ ALPHA = 0.05
 NO_DIFFERENCE = "no detectable difference"
 
 
-def bootstrap_mean_interval(values: Sequence[float], n_boot: int = N_BOOT, seed: int = 0,
-                            level: float = LEVEL) -> tuple[float, float]:
+def bootstrap_mean_interval(
+    values: Sequence[float], n_boot: int = N_BOOT, seed: int = 0, level: float = LEVEL
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of `values` (resampling values with replacement)."""
     values = np.asarray(values, dtype=float)
     n = len(values)
@@ -84,15 +85,21 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
 
 
 def verdict(difference: float, p_value: float, alpha: float = ALPHA, names: tuple[str, str] = ("A", "B")) -> str:
-    """"A > B", "B > A" or "no detectable difference": the test decides, the sign of the difference says which."""
+    """ "A > B", "B > A" or "no detectable difference": the test decides, the sign of the difference says which."""
     a, b = names
     if p_value >= alpha or difference == 0:
         return NO_DIFFERENCE
     return f"{a} > {b}" if difference > 0 else f"{b} > {a}"
 
 
-def paired_comparison(correct_a: Sequence[bool], correct_b: Sequence[bool], seed: int = 0, n_boot: int = N_BOOT,
-                      alpha: float = ALPHA, names: tuple[str, str] = ("A", "B")) -> dict:
+def paired_comparison(
+    correct_a: Sequence[bool],
+    correct_b: Sequence[bool],
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    alpha: float = ALPHA,
+    names: tuple[str, str] = ("A", "B"),
+) -> dict:
     """Methods A and B scored on the same examples (same order): accuracy difference A - B with its paired
     bootstrap interval, the exact McNemar p-value and the verdict."""
     if len(correct_a) != len(correct_b):

@@ -32,16 +32,31 @@ from robustft.models.im_settings import (
     settings_from_args,
 )
 
-__all__ = ["ImSettings", "ImDivergence", "convert", "unconvert", "apply_from_config", "exact_gradients",
-           "adversary_gradients", "ADVERSARY_GRAD_MODES", "im_stats", "reset_im_stats", "encoder_layers",
-           "parse_layers", "add_im_arguments", "settings_from_args", "settings_of"]
+__all__ = [
+    "ImSettings",
+    "ImDivergence",
+    "convert",
+    "unconvert",
+    "apply_from_config",
+    "exact_gradients",
+    "adversary_gradients",
+    "ADVERSARY_GRAD_MODES",
+    "im_stats",
+    "reset_im_stats",
+    "encoder_layers",
+    "parse_layers",
+    "add_im_arguments",
+    "settings_from_args",
+    "settings_of",
+]
 
 CONFIG_KEY = "im"
 _LAYER_LIST_PATHS = ("encoder.layer", "encoder.layers", "layers", "transformer.layer", "layer")
 
 
-def convert(model: nn.Module, settings: ImSettings | dict[str, Any] | None = None, *, arch: str | None = None,
-            **overrides) -> nn.Module:
+def convert(
+    model: nn.Module, settings: ImSettings | dict[str, Any] | None = None, *, arch: str | None = None, **overrides
+) -> nn.Module:
     """Turn the chosen layers of `model` into implicit (arch "im") or explicit (arch "ex") steps.
 
     Keyword overrides are ImSettings fields: arch, layers (1-based tuple or a spec like "1-6"), K, eta,
@@ -91,8 +106,11 @@ def marked_config_class(base: type) -> type:
     """The subclass of a config class whose model_type is "robustft_im_<base type>" (see im_settings)."""
     base = getattr(base, "_robustft_base_config", base)
     if base not in _CONFIG_CLASSES:
-        _CONFIG_CLASSES[base] = type(f"RobustftIm{base.__name__}", (base,), {
-            "model_type": MODEL_TYPE_PREFIX + base.model_type, "_robustft_base_config": base})
+        _CONFIG_CLASSES[base] = type(
+            f"RobustftIm{base.__name__}",
+            (base,),
+            {"model_type": MODEL_TYPE_PREFIX + base.model_type, "_robustft_base_config": base},
+        )
     return _CONFIG_CLASSES[base]
 
 
@@ -114,9 +132,14 @@ def exact_gradients(model: nn.Module) -> Iterator[bool]:
     plain or EX model or one already unrolled. `model.config.im` is left as it is, and the layers'
     settings are restored on exit, also after an exception.
     """
-    switched = [layer for layer in encoder_layers(model)
-                if isinstance(layer, ImplicitStepMixin) and layer.im_settings.arch == "im"
-                and layer.im_settings.K > 0 and layer.im_settings.grad != "unrolled"]
+    switched = [
+        layer
+        for layer in encoder_layers(model)
+        if isinstance(layer, ImplicitStepMixin)
+        and layer.im_settings.arch == "im"
+        and layer.im_settings.K > 0
+        and layer.im_settings.grad != "unrolled"
+    ]
     before = [layer.im_settings for layer in switched]
     for layer, settings in zip(switched, before, strict=True):
         layer.im_settings = replace(settings, grad="unrolled")
@@ -147,8 +170,11 @@ def settings_of(model: nn.Module) -> ImSettings | None:
 def im_stats(model: nn.Module) -> dict[str, dict]:
     """Per converted layer (key 'layer N', 1-based): forwards, examples, diverged, non-finite and the
     mean relative residual |r(z_k)|/|z_k| for k = 0..K of the latest forward."""
-    return {f"layer {layer.im_stats.layer}": layer.im_stats.as_dict()
-            for layer in encoder_layers(model) if isinstance(layer, ImplicitStepMixin)}
+    return {
+        f"layer {layer.im_stats.layer}": layer.im_stats.as_dict()
+        for layer in encoder_layers(model)
+        if isinstance(layer, ImplicitStepMixin)
+    }
 
 
 def reset_im_stats(model: nn.Module) -> None:
@@ -166,8 +192,10 @@ def encoder_layers(model: nn.Module) -> nn.ModuleList:
             found = _get_path(root, path)
             if isinstance(found, nn.ModuleList) and len(found) > 0 and (depth is None or len(found) == depth):
                 return found
-    raise ConfigError(f"cannot find the encoder layer list of {type(model).__name__}: "
-                      f"looked for {', '.join(_LAYER_LIST_PATHS)} under the base model")
+    raise ConfigError(
+        f"cannot find the encoder layer list of {type(model).__name__}: "
+        f"looked for {', '.join(_LAYER_LIST_PATHS)} under the base model"
+    )
 
 
 def _get_path(root: nn.Module, dotted: str):

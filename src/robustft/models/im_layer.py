@@ -46,8 +46,13 @@ class ImLayerStats:
     last_relative_residual: list[float] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"forwards": self.forwards, "examples": self.examples, "diverged": self.diverged,
-                "nonfinite": self.nonfinite, "last_relative_residual": list(self.last_relative_residual)}
+        return {
+            "forwards": self.forwards,
+            "examples": self.examples,
+            "diverged": self.diverged,
+            "nonfinite": self.nonfinite,
+            "last_relative_residual": list(self.last_relative_residual),
+        }
 
 
 class ImplicitStepMixin:
@@ -84,7 +89,8 @@ class ImplicitStepMixin:
                     out = self._solve_and_check(h, z0c, F, mask, False).clone()
             else:
                 needs_graph = torch.is_grad_enabled() and (
-                    hidden_states.requires_grad or any(p.requires_grad for p in self.parameters()))
+                    hidden_states.requires_grad or any(p.requires_grad for p in self.parameters())
+                )
                 out = self._solve_and_check(hidden_states, z0, F, token_mask, needs_graph)
         return (out, *extras[0]) if extras else out
 
@@ -143,8 +149,9 @@ class ImplicitStepMixin:
         stats.forwards += 1
         stats.examples += out.shape[0]
         stats.last_relative_residual = [
-            float((torch.sqrt(2 * e) / n.clamp_min(1e-12)).nan_to_num(nan=math.inf).mean()) for e, n in
-            zip(energies, norms, strict=True)]
+            float((torch.sqrt(2 * e) / n.clamp_min(1e-12)).nan_to_num(nan=math.inf).mean())
+            for e, n in zip(energies, norms, strict=True)
+        ]
         n_div = int(diverged.sum())
         if n_div == 0:
             return diverged
@@ -153,15 +160,25 @@ class ImplicitStepMixin:
             raise ImDivergence(
                 f"IM solve diverged at layer {stats.layer} for {n_div} of {out.shape[0]} examples "
                 f"({n_nonfinite} non-finite; energy {first.max().item():.4g} -> {last.max().item():.4g}): "
-                f"lower im.eta or im.K, or use on_divergence='fallback'")
+                f"lower im.eta or im.K, or use on_divergence='fallback'"
+            )
         stats.diverged += n_div
         stats.nonfinite += n_nonfinite
-        log.debug("IM layer %d: %d diverged solves so far (%d non-finite) of %d examples", stats.layer,
-                  stats.diverged, stats.nonfinite, stats.examples)
+        log.debug(
+            "IM layer %d: %d diverged solves so far (%d non-finite) of %d examples",
+            stats.layer,
+            stats.diverged,
+            stats.nonfinite,
+            stats.examples,
+        )
         if _is_power_of_ten(stats.diverged) or n_div >= out.shape[0]:
-            log.warning("IM layer %d: %d diverged solves so far (%d non-finite) of %d examples; "
-                        "fell back to the explicit step", stats.layer, stats.diverged, stats.nonfinite,
-                        stats.examples)
+            log.warning(
+                "IM layer %d: %d diverged solves so far (%d non-finite) of %d examples; fell back to the explicit step",
+                stats.layer,
+                stats.diverged,
+                stats.nonfinite,
+                stats.examples,
+            )
         return diverged
 
 
@@ -239,7 +256,7 @@ def _anderson(s: ImSettings, residual, z0, token_mask, keep, unrolled, energies,
             norms.append(_masked_norm(z.detach(), token_mask))
             past_z.append(z.to(work))
             past_g.append(-r)
-            past_z, past_g = past_z[-s.memory:], past_g[-s.memory:]
+            past_z, past_g = past_z[-s.memory :], past_g[-s.memory :]
             weights = _mixing_weights(past_g)  # (batch, n)
             weights = weights.to(work)
             mix_z = sum(w.view(-1, 1, 1) * x for w, x in zip(weights.unbind(1), past_z, strict=True))

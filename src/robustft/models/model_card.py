@@ -18,8 +18,22 @@ from robustft.atomic import atomic_write_text
 from robustft.models.im_settings import base_model_type
 
 # info keys shown in the card's first table, in this order; any other key goes under "Other run details"
-KNOWN = ("method", "method_args", "base_model", "task", "train_split", "n_train", "per_class", "data_seed", "seed",
-         "epochs", "max_length", "run", "config_hash", "robustft")
+KNOWN = (
+    "method",
+    "method_args",
+    "base_model",
+    "task",
+    "train_split",
+    "n_train",
+    "per_class",
+    "data_seed",
+    "seed",
+    "epochs",
+    "max_length",
+    "run",
+    "config_hash",
+    "robustft",
+)
 
 
 def write_model_card(folder: str | Path, info: dict[str, Any]) -> Path:
@@ -33,17 +47,38 @@ def write_model_card(folder: str | Path, info: dict[str, Any]) -> Path:
     arch = "plain" if im is None else im.get("arch", "im")
     title = {"plain": "", "im": "IM-", "ex": "EX-"}[arch]
 
-    lines = ["---", "library_name: robustft", "tags:", "- robustft", "- text-classification",
-             *([f"- {arch}-connections"] if im else []), "---", "",
-             f"# {title}{base_type} classifier trained with robustft ({info.get('method', 'unknown method')})", ""]
+    lines = [
+        "---",
+        "library_name: robustft",
+        "tags:",
+        "- robustft",
+        "- text-classification",
+        *([f"- {arch}-connections"] if im else []),
+        "---",
+        "",
+        f"# {title}{base_type} classifier trained with robustft ({info.get('method', 'unknown method')})",
+        "",
+    ]
     if im:
-        lines += ["**This is not a plain Hugging Face model.** Its config has model_type "
-                  f"`{config.get('model_type')}`: plain `transformers` Auto classes refuse it, and loading it with "
-                  f"an explicit class (e.g. `{(config.get('architectures') or ['the base class'])[0]}`) would drop "
-                  "its implicit-Euler connections and change its predictions. Load it with robustft (below).", ""]
-    lines += ["## How to load", "", "With robustft installed (`pip install robustft`):", "", "```python",
-              "from robustft.models.factory import load_classifier", "",
-              f'model, tokenizer = load_classifier("path/to/{folder.name}")  # this folder', "```", ""]
+        lines += [
+            "**This is not a plain Hugging Face model.** Its config has model_type "
+            f"`{config.get('model_type')}`: plain `transformers` Auto classes refuse it, and loading it with "
+            f"an explicit class (e.g. `{(config.get('architectures') or ['the base class'])[0]}`) would drop "
+            "its implicit-Euler connections and change its predictions. Load it with robustft (below).",
+            "",
+        ]
+    lines += [
+        "## How to load",
+        "",
+        "With robustft installed (`pip install robustft`):",
+        "",
+        "```python",
+        "from robustft.models.factory import load_classifier",
+        "",
+        f'model, tokenizer = load_classifier("path/to/{folder.name}")  # this folder',
+        "```",
+        "",
+    ]
     if label_names:
         lines += [f"Labels: {', '.join(f'{i} = {name}' for i, name in enumerate(label_names))}.", ""]
 

@@ -18,9 +18,17 @@ from robustft.errors import ConfigError
 
 
 @torch.no_grad()
-def class_probs(model, tokenizer, examples: list[Example], max_length: int = 128, batch_size: int = 128,
-                precision: str = "auto", pad_to_max_length: bool = False, progress: bool = False,
-                pad_to_multiple_of: int | None = None) -> torch.Tensor:
+def class_probs(
+    model,
+    tokenizer,
+    examples: list[Example],
+    max_length: int = 128,
+    batch_size: int = 128,
+    precision: str = "auto",
+    pad_to_max_length: bool = False,
+    progress: bool = False,
+    pad_to_multiple_of: int | None = None,
+) -> torch.Tensor:
     """(n, num_labels) float32 probabilities on the CPU, in input order.
 
     pad_to_multiple_of: each batch's width rounded up to a multiple of it (at most `max_length`), so few
@@ -34,8 +42,11 @@ def class_probs(model, tokenizer, examples: list[Example], max_length: int = 128
     was_training = model.training
     model.eval()
     for idx in tqdm(eval_batches(items, batch_size), desc="predict", disable=not progress, leave=False):
-        width = max_length if pad_to_max_length else _bucket(max(len(items[i].input_ids) for i in idx),
-                                                              pad_to_multiple_of, max_length)
+        width = (
+            max_length
+            if pad_to_max_length
+            else _bucket(max(len(items[i].input_ids) for i in idx), pad_to_multiple_of, max_length)
+        )
         batch = collate([items[i] for i in idx], tokenizer.pad_token_id, width)
         with runtime.autocast(device, precision):
             logits = model(**runtime.to_device(model_inputs(batch), device)).logits
@@ -74,11 +85,15 @@ def check_labels(model, task) -> str | None:
     the task: then only the count is checked and a note is returned for the run's config."""
     names = model_label_names(model.config)
     if len(names) != task.num_labels:
-        raise ConfigError(f"the model predicts {len(names)} labels {names}, task '{task.name}' has "
-                          f"{task.num_labels} {list(task.label_names)}")
+        raise ConfigError(
+            f"the model predicts {len(names)} labels {names}, task '{task.name}' has "
+            f"{task.num_labels} {list(task.label_names)}"
+        )
     if all(n == f"LABEL_{i}" for i, n in enumerate(names)):
         return f"the model's labels are unnamed ({', '.join(names)}): assumed to be {list(task.label_names)} in order"
     if [n.lower() for n in names] != [n.lower() for n in task.label_names]:
-        raise ConfigError(f"the model's labels {names} do not match task '{task.name}' labels "
-                          f"{list(task.label_names)}: it was trained on another task")
+        raise ConfigError(
+            f"the model's labels {names} do not match task '{task.name}' labels "
+            f"{list(task.label_names)}: it was trained on another task"
+        )
     return None

@@ -41,7 +41,7 @@ def swap_pairs(texts: list[str], swaps: int = 1, seed: int = 0, neighbors=None) 
         chosen = sorted(rng.sample(spans, min(swaps, len(spans))), key=lambda m: m.start(), reverse=True)
         perturbed = text
         for m in chosen:
-            perturbed = perturbed[:m.start()] + rng.choice(neighbors[m.group().lower()]) + perturbed[m.end():]
+            perturbed = perturbed[: m.start()] + rng.choice(neighbors[m.group().lower()]) + perturbed[m.end() :]
         pairs.append(ProbePair(text, perturbed))
     return pairs
 
@@ -52,8 +52,9 @@ def noise_pairs(texts: list[str]) -> list[ProbePair]:
 
 
 @torch.no_grad()
-def pooled_hidden_states(model, tokenizer, texts, noise_std=0.0, seed=0, max_length=128, batch_size=32,
-                         precision="fp32"):
+def pooled_hidden_states(
+    model, tokenizer, texts, noise_std=0.0, seed=0, max_length=128, batch_size=32, precision="fp32"
+):
     """(layers + 1, n, hidden) mean-pooled hidden states, and per batch and IM layer the solver's relative residual
     |r(z_k)|/|z_k| for k = 0..K (mean over the batch) and the number of its solves that diverged."""
     device = runtime.model_device(model)
@@ -61,8 +62,9 @@ def pooled_hidden_states(model, tokenizer, texts, noise_std=0.0, seed=0, max_len
     pooled, residuals = [], []
     model.eval()
     for start in range(0, len(texts), batch_size):
-        enc = runtime.to_device(tokenize_pad(tokenizer, texts[start:start + batch_size], max_length=max_length),
-                                device)
+        enc = runtime.to_device(
+            tokenize_pad(tokenizer, texts[start : start + batch_size], max_length=max_length), device
+        )
         inputs = dict(enc)
         if noise_std > 0:
             ids = inputs.pop("input_ids")
@@ -74,32 +76,51 @@ def pooled_hidden_states(model, tokenizer, texts, noise_std=0.0, seed=0, max_len
             out = model(**inputs, output_hidden_states=True)
         mask = enc["attention_mask"].unsqueeze(-1).float()
         pooled.append(torch.stack([(h.float() * mask).sum(1) / mask.sum(1) for h in out.hidden_states]))
-        residuals.append({k: {"residual": v["last_relative_residual"], "diverged": v["diverged"]}
-                          for k, v in im_stats(model).items()})
+        residuals.append(
+            {
+                k: {"residual": v["last_relative_residual"], "diverged": v["diverged"]}
+                for k, v in im_stats(model).items()
+            }
+        )
     return torch.cat(pooled, dim=1), residuals
 
 
-def probe(model, tokenizer, pairs: list[ProbePair], noise_std: float = 0.0, seed: int = 0,
-          max_length: int = 128, batch_size: int = 32, precision: str = "fp32") -> dict:
+def probe(
+    model,
+    tokenizer,
+    pairs: list[ProbePair],
+    noise_std: float = 0.0,
+    seed: int = 0,
+    max_length: int = 128,
+    batch_size: int = 32,
+    precision: str = "fp32",
+) -> dict:
     """Per layer (0 = embeddings): mean and std over pairs of the relative hidden-state distance; per IM
     layer: mean relative residual at the explicit start and after the solve, and the solves that diverged and
     fell back to the explicit step (clean inputs)."""
-    clean, residuals = pooled_hidden_states(model, tokenizer, [p.clean for p in pairs], 0.0, seed,
-                                            max_length, batch_size, precision)
-    perturbed, _ = pooled_hidden_states(model, tokenizer, [p.perturbed for p in pairs], noise_std, seed,
-                                        max_length, batch_size, precision)
+    clean, residuals = pooled_hidden_states(
+        model, tokenizer, [p.clean for p in pairs], 0.0, seed, max_length, batch_size, precision
+    )
+    perturbed, _ = pooled_hidden_states(
+        model, tokenizer, [p.perturbed for p in pairs], noise_std, seed, max_length, batch_size, precision
+    )
     distance = (perturbed - clean).norm(dim=-1) / clean.norm(dim=-1).clamp_min(1e-12)
     solver = {}
     for layer in residuals[0] if residuals else {}:
         solves = [r[layer]["residual"] for r in residuals if r[layer]["residual"]]
         if not solves:  # an EX layer (or K = 0): no solve, no residual
             continue
-        solver[layer] = {"start": sum(r[0] for r in solves) / len(solves),
-                         "end": sum(r[-1] for r in solves) / len(solves),
-                         "diverged": sum(r[layer]["diverged"] for r in residuals)}
-    return {"n_pairs": len(pairs), "distance_mean": distance.mean(dim=1).tolist(),
-            "distance_std": distance.std(dim=1).tolist() if len(pairs) > 1 else [0.0] * len(distance),
-            "residual": solver}
+        solver[layer] = {
+            "start": sum(r[0] for r in solves) / len(solves),
+            "end": sum(r[-1] for r in solves) / len(solves),
+            "diverged": sum(r[layer]["diverged"] for r in residuals),
+        }
+    return {
+        "n_pairs": len(pairs),
+        "distance_mean": distance.mean(dim=1).tolist(),
+        "distance_std": distance.std(dim=1).tolist() if len(pairs) > 1 else [0.0] * len(distance),
+        "residual": solver,
+    }
 
 
 def plot(results: dict[str, dict], path, title: str = "") -> None:
@@ -116,19 +137,36 @@ def plot(results: dict[str, dict], path, title: str = "") -> None:
     for i, (name, result) in enumerate(results.items()):
         color = f"C{i % 10}"  # one colour per model in both panels; styles keep overlapping lines visible
         layers = list(range(len(result["distance_mean"])))
-        left.plot(layers, result["distance_mean"], styles[i % 4], marker=markers[i % 6], color=color, label=name,
-                  alpha=0.85)
+        left.plot(
+            layers, result["distance_mean"], styles[i % 4], marker=markers[i % 6], color=color, label=name, alpha=0.85
+        )
         residual = result["residual"]
         if residual:
             numbers = [int(k.split()[-1]) for k in residual]
-            right.plot(numbers, [residual[k]["start"] for k in residual], "--", marker="o", color=color,
-                       fillstyle="none", label=f"{name}: explicit start")
-            right.plot(numbers, [residual[k]["end"] for k in residual], "-", marker="o", color=color,
-                       label=f"{name}: after K steps")
+            right.plot(
+                numbers,
+                [residual[k]["start"] for k in residual],
+                "--",
+                marker="o",
+                color=color,
+                fillstyle="none",
+                label=f"{name}: explicit start",
+            )
+            right.plot(
+                numbers,
+                [residual[k]["end"] for k in residual],
+                "-",
+                marker="o",
+                color=color,
+                label=f"{name}: after K steps",
+            )
     for axis in (left, right):
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
-    left.set(xlabel="layer (0 = embeddings)", ylabel="|h(perturbed) - h(clean)| / |h(clean)|",
-             title="perturbation through the layers")
+    left.set(
+        xlabel="layer (0 = embeddings)",
+        ylabel="|h(perturbed) - h(clean)| / |h(clean)|",
+        title="perturbation through the layers",
+    )
     left.legend()
     right.set(xlabel="layer", ylabel="relative residual |r| / |z|", title="implicit-Euler residual")
     if right.lines:

@@ -8,8 +8,15 @@ from pathlib import Path
 __all__ = ["build_report"]
 
 
-def build_report(run_dirs: list[Path], out_dir: Path, baseline: str | None = None, title: str = "robustft report",
-                 plots: bool = True, html: bool = True, examples_per_run: int = 200) -> dict:
+def build_report(
+    run_dirs: list[Path],
+    out_dir: Path,
+    baseline: str | None = None,
+    title: str = "robustft report",
+    plots: bool = True,
+    html: bool = True,
+    examples_per_run: int = 200,
+) -> dict:
     """Read the run folders (or folders holding them), write report.json, report.md, the PNG plots and
     report.html (with the first `examples_per_run` attacked examples of each attack run) into `out_dir`, and
     return the summary (the content of report.json)."""
@@ -28,6 +35,10 @@ def build_report(run_dirs: list[Path], out_dir: Path, baseline: str | None = Non
     atomic_write_json(out_dir / "report.json", summary)
     atomic_write_text(out_dir / "report.md", render_markdown(summary, title=title, plots=names))
     if html:
-        atomic_write_text(out_dir / "report.html", render_html(summary, runs, {n: out_dir / n for n in names},
-                                                               title=title, max_examples_per_run=examples_per_run))
+        atomic_write_text(
+            out_dir / "report.html",
+            render_html(
+                summary, runs, {n: out_dir / n for n in names}, title=title, max_examples_per_run=examples_per_run
+            ),
+        )
     return summary

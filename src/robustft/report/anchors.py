@@ -17,22 +17,57 @@ ANCHORS = [
     ("RIFT", "IMDB clean accuracy", 84.2, "Dong et al., NeurIPS 2021", ("figure", "rift", "imdb", None)),
     ("RIFT", "IMDB accuracy under genetic", 77.2, "Dong et al., NeurIPS 2021", ("figure", "rift", "imdb", "genetic")),
     ("RIFT", "SNLI clean accuracy", 87.9, "Dong et al., NeurIPS 2021", ("figure", "rift", "snli", None)),
-    ("RIFT", "SNLI accuracy under genetic (1,000 ex.)", 83.5, "Dong et al., NeurIPS 2021",
-     ("figure", "rift", "snli", "genetic")),
+    (
+        "RIFT",
+        "SNLI accuracy under genetic (1,000 ex.)",
+        83.5,
+        "Dong et al., NeurIPS 2021",
+        ("figure", "rift", "snli", "genetic"),
+    ),
     ("TextDefender", "IMDB FreeLB++ clean", 93, "Li et al. 2021 (BERT-base)", ("figure", "freelbpp", "imdb", None)),
-    ("TextDefender", "IMDB FreeLB++ under TextFooler", 45, "Li et al. 2021", ("figure", "freelbpp", "imdb",
-                                                                              "textfooler")),
-    ("TextDefender", "IMDB FreeLB++ under BERT-Attack", 40, "Li et al. 2021", ("figure", "freelbpp", "imdb",
-                                                                               "bert-attack")),
-    ("TextDefender", "IMDB FreeLB++ under TextBugger", 43, "Li et al. 2021", ("figure", "freelbpp", "imdb",
-                                                                              "textbugger")),
+    (
+        "TextDefender",
+        "IMDB FreeLB++ under TextFooler",
+        45,
+        "Li et al. 2021",
+        ("figure", "freelbpp", "imdb", "textfooler"),
+    ),
+    (
+        "TextDefender",
+        "IMDB FreeLB++ under BERT-Attack",
+        40,
+        "Li et al. 2021",
+        ("figure", "freelbpp", "imdb", "bert-attack"),
+    ),
+    (
+        "TextDefender",
+        "IMDB FreeLB++ under TextBugger",
+        43,
+        "Li et al. 2021",
+        ("figure", "freelbpp", "imdb", "textbugger"),
+    ),
     ("TextDefender", "AG News FreeLB++ clean", 95, "Li et al. 2021", ("figure", "freelbpp", "ag_news", None)),
-    ("TextDefender", "AG News FreeLB++ under TextFooler", 52, "Li et al. 2021", ("figure", "freelbpp", "ag_news",
-                                                                                 "textfooler")),
-    ("TextDefender", "AG News FreeLB++ under BERT-Attack", 42, "Li et al. 2021", ("figure", "freelbpp", "ag_news",
-                                                                                  "bert-attack")),
-    ("TextDefender", "AG News FreeLB++ under TextBugger", 56, "Li et al. 2021", ("figure", "freelbpp", "ag_news",
-                                                                                 "textbugger")),
+    (
+        "TextDefender",
+        "AG News FreeLB++ under TextFooler",
+        52,
+        "Li et al. 2021",
+        ("figure", "freelbpp", "ag_news", "textfooler"),
+    ),
+    (
+        "TextDefender",
+        "AG News FreeLB++ under BERT-Attack",
+        42,
+        "Li et al. 2021",
+        ("figure", "freelbpp", "ag_news", "bert-attack"),
+    ),
+    (
+        "TextDefender",
+        "AG News FreeLB++ under TextBugger",
+        56,
+        "Li et al. 2021",
+        ("figure", "freelbpp", "ag_news", "textbugger"),
+    ),
 ]
 
 
@@ -43,11 +78,15 @@ def _pct(x: float | None) -> str:
 def _ours(summary: dict, rule: tuple) -> list[str]:
     methods = summary["methods"]
     if rule[0] == "advglue_score":
-        return [f"{label}: {_pct(a['score']['mean'])} (dev)" for label, a in summary["advglue"].items()
-                if a["score"]["mean"] is not None]
+        return [
+            f"{label}: {_pct(a['score']['mean'])} (dev)"
+            for label, a in summary["advglue"].items()
+            if a["score"]["mean"] is not None
+        ]
     if rule[0] == "im_advglue_gain":
-        scores = {label: a["score"]["mean"] for label, a in summary["advglue"].items()
-                  if a["score"]["mean"] is not None}
+        scores = {
+            label: a["score"]["mean"] for label, a in summary["advglue"].items() if a["score"]["mean"] is not None
+        }
         out = []
         for label, score in scores.items():
             m = methods[label]
@@ -59,11 +98,16 @@ def _ours(summary: dict, rule: tuple) -> list[str]:
                     out.append(f"{label} - {other}: {100 * (score - base):+.1f} (dev)")
         return out
     if rule[0] == "im_gain":
-        return [f"{row['method']} vs {row['vs_baseline']['baseline']} on {ev['title']}: "
-                f"{100 * row['vs_baseline']['difference']['mean']:+.1f}"
-                for ev in summary["evaluations"] for row in ev["rows"]
-                if methods[row["method"]]["arch"] == "im" and rule[1] in methods[row["method"]]["size"]
-                and row.get("vs_baseline") and row["vs_baseline"]["difference"]["mean"] is not None]
+        return [
+            f"{row['method']} vs {row['vs_baseline']['baseline']} on {ev['title']}: "
+            f"{100 * row['vs_baseline']['difference']['mean']:+.1f}"
+            for ev in summary["evaluations"]
+            for row in ev["rows"]
+            if methods[row["method"]]["arch"] == "im"
+            and rule[1] in methods[row["method"]]["size"]
+            and row.get("vs_baseline")
+            and row["vs_baseline"]["difference"]["mean"] is not None
+        ]
     _, method, task, recipe = rule
     out = []
     for ev in summary["evaluations"]:

@@ -16,9 +16,18 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--enable-logging=stderr", "--v=0",
-         "--virtual-time-budget=5000"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+    "--virtual-time-budget=5000",
+]
 INSTALL_HINT = "apt-get install -y chromium"
 CONSOLE_LINE = re.compile(r":CONSOLE[^\]]*\] (.*)")
 
@@ -41,12 +50,23 @@ def find_browser() -> str | None:
 
 def _run(browser: str, args: list[str], url: str, timeout: float) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory(prefix="robustft-chromium-") as profile:
-        return subprocess.run([browser, *FLAGS, f"--user-data-dir={profile}", *args, url], capture_output=True,
-                              text=True, timeout=timeout, check=False)
+        return subprocess.run(
+            [browser, *FLAGS, f"--user-data-dir={profile}", *args, url],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
 
-def check_page(page: Path, screenshot: Path | None = None, fragment: str = "", width: int = 1400,
-               height: int = 1800, timeout: float = 120.0) -> BrowserCheck:
+def check_page(
+    page: Path,
+    screenshot: Path | None = None,
+    fragment: str = "",
+    width: int = 1400,
+    height: int = 1800,
+    timeout: float = 120.0,
+) -> BrowserCheck:
     """Load `page` (file:// URL, with an optional #fragment), screenshot it, and return what went wrong."""
     browser = find_browser()
     if browser is None:
@@ -66,8 +86,12 @@ def check_page(page: Path, screenshot: Path | None = None, fragment: str = "", w
     if box and box.group(1).strip():
         result.errors += [line for line in box.group(1).strip().splitlines() if line]
     if screenshot is not None:
-        shot = _run(browser, [f"--screenshot={Path(screenshot).resolve()}", f"--window-size={width},{height}",
-                              "--hide-scrollbars"], url, timeout)
+        shot = _run(
+            browser,
+            [f"--screenshot={Path(screenshot).resolve()}", f"--window-size={width},{height}", "--hide-scrollbars"],
+            url,
+            timeout,
+        )
         logs += shot.stderr
         if shot.returncode != 0 or not Path(screenshot).is_file():
             result.errors.append(f"no screenshot (chromium exited {shot.returncode})")

@@ -17,18 +17,36 @@ examples:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("report", help="tables, plots and an HTML page from run folders",
-                              description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "report",
+        help="tables, plots and an HTML page from run folders",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run folders, or folders that hold run folders")
     p.add_argument("--output_dir", "--out", dest="out", default="report", help="output folder (default: report/)")
-    p.add_argument("--baseline", default=None,
-                   help="method label to compare every method with (default: plain+standard of the same model, "
-                        "task and training size)")
+    p.add_argument(
+        "--baseline",
+        default=None,
+        help="method label to compare every method with (default: plain+standard of the same model, "
+        "task and training size)",
+    )
     p.add_argument("--title", default="robustft report")
-    p.add_argument("--no_plots", "--no-plots", dest="no_plots", action="store_true",
-                   help="skip the PNG plots (no matplotlib needed)")
-    p.add_argument("--examples_per_run", "--examples-per-run", dest="examples_per_run", type=int, default=200,
-                   help="attacked examples of each attack run shown in report.html (the first by index)")
+    p.add_argument(
+        "--no_plots",
+        "--no-plots",
+        dest="no_plots",
+        action="store_true",
+        help="skip the PNG plots (no matplotlib needed)",
+    )
+    p.add_argument(
+        "--examples_per_run",
+        "--examples-per-run",
+        dest="examples_per_run",
+        type=int,
+        default=200,
+        help="attacked examples of each attack run shown in report.html (the first by index)",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -39,8 +57,14 @@ def run(args) -> int:
     from robustft.report.tables import overview_table
 
     out = Path(args.out)
-    summary = build_report([Path(p) for p in args.runs], out, baseline=args.baseline, title=args.title,
-                           plots=not args.no_plots, examples_per_run=args.examples_per_run)
+    summary = build_report(
+        [Path(p) for p in args.runs],
+        out,
+        baseline=args.baseline,
+        title=args.title,
+        plots=not args.no_plots,
+        examples_per_run=args.examples_per_run,
+    )
     print(render_table(overview_table(summary)))
     print(f"report: {out / 'report.md'}, {out / 'report.json'}, {out / 'report.html'}")
     return 0

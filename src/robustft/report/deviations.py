@@ -88,5 +88,6 @@ def collect_deviations(runs: list[Run]) -> list[dict]:
         for text in dict.fromkeys(_shown(run)):
             if text not in recorded:
                 shown.setdefault(text, []).append(run.name)
-    return ([{"text": t, "runs": r, "source": "recorded by the run"} for t, r in recorded.items()]
-            + [{"text": t, "runs": r, "source": "shown by the config"} for t, r in shown.items()])
+    return [{"text": t, "runs": r, "source": "recorded by the run"} for t, r in recorded.items()] + [
+        {"text": t, "runs": r, "source": "shown by the config"} for t, r in shown.items()
+    ]

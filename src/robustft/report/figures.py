@@ -8,8 +8,14 @@ from robustft.attacks.results import ERROR, FAILED, SKIPPED, AttackRecord, summa
 from robustft.evaluate.stats import accuracy_from_counts, accuracy_with_interval, majority_baseline
 from robustft.report.folders import Run
 
-ATTACK_EXTRAS = ("original_accuracy", "attack_success_rate", "avg_perturbed_word_pct", "avg_num_queries",
-                 "avg_seconds_per_example", "num_errors")
+ATTACK_EXTRAS = (
+    "original_accuracy",
+    "attack_success_rate",
+    "avg_perturbed_word_pct",
+    "avg_num_queries",
+    "avg_seconds_per_example",
+    "num_errors",
+)
 
 
 def eval_outcomes(run: Run) -> dict[str, bool] | None:

@@ -54,8 +54,9 @@ def _label(value, names: tuple[str, ...]) -> str:
     return names[value] if isinstance(value, int) and 0 <= value < len(names) else str(value)
 
 
-def example_rows(runs: list[Run], method_of_run: dict[str, tuple[str, str]],
-                 max_per_run: int = MAX_EXAMPLES_PER_RUN) -> tuple[list[dict], int]:
+def example_rows(
+    runs: list[Run], method_of_run: dict[str, tuple[str, str]], max_per_run: int = MAX_EXAMPLES_PER_RUN
+) -> tuple[list[dict], int]:
     """The attacked examples to show (first `max_per_run` by index per run) and how many exist in all."""
     rows, total = [], 0
     for run in runs:
@@ -64,21 +65,28 @@ def example_rows(runs: list[Run], method_of_run: dict[str, tuple[str, str]],
         total += len(run.examples)
         method, seed = method_of_run.get(run.name, ("-", "-"))
         names = _label_names(run.config.get("task"))
-        recipe = str(run.config.get("recipe", "?")) + (f" ({run.config['protocol']})"
-                                                        if run.config.get("protocol") else "")
+        recipe = str(run.config.get("recipe", "?")) + (
+            f" ({run.config['protocol']})" if run.config.get("protocol") else ""
+        )
         for rec in sorted(run.examples, key=lambda r: r.get("index", 0))[:max_per_run]:
             swaps = rec.get("swaps") or []
             indices = {int(s["index"]) for s in swaps}
-            rows.append({
-                "method": method, "seed": seed, "recipe": recipe, "outcome": rec.get("result", "?"),
-                "index": rec.get("index"), "label": _label(rec.get("label"), names),
-                "prediction": " → ".join(_label(rec.get(k), names) for k in ("original_pred", "adversarial_pred")),
-                "original": highlight(rec.get("original", ""), indices, "old"),
-                "adversarial": highlight(rec.get("adversarial", ""), indices, "new"),
-                "context": _e(rec["context"]) if rec.get("context") else "",
-                "swaps": ", ".join(f"{_e(s['original'])}→{_e(s['new'])}" for s in swaps),
-                "queries": rec.get("queries", "-"),
-            })
+            rows.append(
+                {
+                    "method": method,
+                    "seed": seed,
+                    "recipe": recipe,
+                    "outcome": rec.get("result", "?"),
+                    "index": rec.get("index"),
+                    "label": _label(rec.get("label"), names),
+                    "prediction": " → ".join(_label(rec.get(k), names) for k in ("original_pred", "adversarial_pred")),
+                    "original": highlight(rec.get("original", ""), indices, "old"),
+                    "adversarial": highlight(rec.get("adversarial", ""), indices, "new"),
+                    "context": _e(rec["context"]) if rec.get("context") else "",
+                    "swaps": ", ".join(f"{_e(s['original'])}→{_e(s['new'])}" for s in swaps),
+                    "queries": rec.get("queries", "-"),
+                }
+            )
     return rows, total
 
 
@@ -91,8 +99,7 @@ def _table_html(table: Table) -> str:
 
 
 def _select(name: str, values: list[str]) -> str:
-    options = '<option value="">all</option>' + "".join(f'<option value="{_e(v)}">{_e(v)}</option>'
-                                                         for v in values)
+    options = '<option value="">all</option>' + "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values)
     return f'<label>{name} <select id="filter-{name}">{options}</select></label>'
 
 
@@ -107,26 +114,49 @@ def _examples_html(rows: list[dict], total: int, max_per_run: int) -> str:
             f'<tr data-method="{_e(r["method"])}" data-recipe="{_e(r["recipe"])}" data-outcome="{_e(r["outcome"])}">'
             f'<td>{_e(r["method"])}<br><span class="context">{_e(r["seed"])}</span></td><td>{_e(r["recipe"])}</td>'
             f'<td class="outcome-{_e(r["outcome"])}">{_e(r["outcome"])}</td><td>{_e(r["index"])}</td>'
-            f'<td>{_e(r["label"])}</td><td>{_e(r["prediction"])}</td><td>{context}{r["original"]}</td>'
-            f'<td>{r["adversarial"]}</td><td>{r["swaps"]}</td><td>{_e(r["queries"])}</td></tr>')
-    head = "".join(f"<th>{c}</th>" for c in ("method", "recipe", "outcome", "index", "label", "prediction",
-                                               "original", "adversarial", "swaps", "queries"))
-    return (f'<section id="examples"><h2>Adversarial examples</h2><div class="filters">{filters}</div>'
-            f'<p class="note">Showing <span id="shown">{len(rows)}</span> of {len(rows)} embedded examples '
-            f'({total} attacked in all; the first {max_per_run} by index of each run are embedded). '
-            'Swapped words: <mark class="old">original</mark> → <mark class="new">substitute</mark>.</p>'
-            f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></section>')
+            f"<td>{_e(r['label'])}</td><td>{_e(r['prediction'])}</td><td>{context}{r['original']}</td>"
+            f"<td>{r['adversarial']}</td><td>{r['swaps']}</td><td>{_e(r['queries'])}</td></tr>"
+        )
+    head = "".join(
+        f"<th>{c}</th>"
+        for c in (
+            "method",
+            "recipe",
+            "outcome",
+            "index",
+            "label",
+            "prediction",
+            "original",
+            "adversarial",
+            "swaps",
+            "queries",
+        )
+    )
+    return (
+        f'<section id="examples"><h2>Adversarial examples</h2><div class="filters">{filters}</div>'
+        f'<p class="note">Showing <span id="shown">{len(rows)}</span> of {len(rows)} embedded examples '
+        f"({total} attacked in all; the first {max_per_run} by index of each run are embedded). "
+        'Swapped words: <mark class="old">original</mark> → <mark class="new">substitute</mark>.</p>'
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></section>"
+    )
 
 
-def render_html(summary: dict, runs: list[Run], plots: dict[str, Path], title: str = "robustft report",
-                max_examples_per_run: int = MAX_EXAMPLES_PER_RUN) -> str:
+def render_html(
+    summary: dict,
+    runs: list[Run],
+    plots: dict[str, Path],
+    title: str = "robustft report",
+    max_examples_per_run: int = MAX_EXAMPLES_PER_RUN,
+) -> str:
     method_of_run = {r["name"]: (r["method"] or "-", r["seed"] or "-") for r in summary["runs"]}
     rows, total = example_rows(runs, method_of_run, max_examples_per_run)
     tables = "".join(_table_html(t) for t in all_tables(summary))
     figures = "".join(
         f'<figure><img alt="{_e(name)}" src="data:image/png;base64,'
         f'{base64.b64encode(path.read_bytes()).decode("ascii")}"><figcaption class="note">{_e(name)}</figcaption>'
-        "</figure>" for name, path in plots.items())
+        "</figure>"
+        for name, path in plots.items()
+    )
     return f"""<!doctype html>
 <html lang="en">
 <head>

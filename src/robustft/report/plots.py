@@ -60,7 +60,7 @@ def accuracy_plot(summary: dict, kind: str, out_dir: Path) -> str | None:
         ax.set_xlabel("accuracy % (95% CI per seed; red: mean over seeds)", fontsize=8)
         ax.set_title(ev["title"], fontsize=9)
         ax.grid(axis="x", alpha=0.3)
-    for ax in list(axes.flat)[len(evaluations):]:
+    for ax in list(axes.flat)[len(evaluations) :]:
         ax.axis("off")
     fig.suptitle(KIND_TITLES[kind], fontsize=11)
     fig.tight_layout()
@@ -95,7 +95,7 @@ def training_size_plot(summary: dict, out_dir: Path) -> str | None:
         ax.set_title(title, fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(titles):]:
+    for ax in list(axes.flat)[len(titles) :]:
         ax.axis("off")
     fig.suptitle("Robustness against training size", fontsize=11)
     fig.tight_layout()
@@ -116,14 +116,19 @@ def probe_plot(summary: dict, out_dir: Path) -> str | None:
             mean, std = m["distance_mean"] or [], m["distance_std"] or [0.0] * len(m["distance_mean"] or [])
             layers = list(range(len(mean)))
             ax.plot(layers, mean, marker="o", color=f"C{i}", label=name)
-            ax.fill_between(layers, [a - b for a, b in zip(mean, std, strict=True)],
-                            [a + b for a, b in zip(mean, std, strict=True)], color=f"C{i}", alpha=0.15)
+            ax.fill_between(
+                layers,
+                [a - b for a, b in zip(mean, std, strict=True)],
+                [a + b for a, b in zip(mean, std, strict=True)],
+                color=f"C{i}",
+                alpha=0.15,
+            )
         ax.set_xlabel("layer (0 = embeddings)", fontsize=8)
         ax.set_ylabel("relative distance (mean ± std)", fontsize=8)
         ax.set_title(f"{p['task']} {p['split']}: {p['perturbation']}", fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(probes):]:
+    for ax in list(axes.flat)[len(probes) :]:
         ax.axis("off")
     fig.suptitle("Probe: hidden-state distance per layer", fontsize=11)
     fig.tight_layout()

@@ -39,8 +39,10 @@ def export_run(run_dir: Path, dest: Path, examples: bool = True) -> Path:
         if (run_dir / name).is_file():
             shutil.copyfile(run_dir / name, dest / name)
     if examples and (run_dir / "examples.jsonl").is_file():
-        with open(run_dir / "examples.jsonl", "rb") as src, gzip.GzipFile(dest / "examples.jsonl.gz", "wb",
-                                                                          mtime=0) as out:
+        with (
+            open(run_dir / "examples.jsonl", "rb") as src,
+            gzip.GzipFile(dest / "examples.jsonl.gz", "wb", mtime=0) as out,
+        ):
             shutil.copyfileobj(src, out)
     return dest
 
@@ -56,8 +58,12 @@ def same(a, b, where: str = "", rel: float = 1e-9) -> list[str]:
         if len(a) != len(b):
             return [f"{where}: {len(a)} items vs {len(b)}"]
         return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in same(x, y, f"{where}[{i}]", rel)]
-    if isinstance(a, float | int) and isinstance(b, float | int) and not isinstance(a, bool) \
-            and not isinstance(b, bool):
+    if (
+        isinstance(a, float | int)
+        and isinstance(b, float | int)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
         return [] if math.isclose(a, b, rel_tol=rel, abs_tol=1e-12) else [f"{where}: {a} vs {b}"]
     return [] if a == b else [f"{where}: {a!r} vs {b!r}"]
 
@@ -76,8 +82,11 @@ def check_run_metrics(run: Run) -> list[str]:
             problems.append(f"{run.name}: 'correct' disagrees with prediction == label at indices {wrong[:5]}")
         n = len(run.examples)
         accuracy = sum(bool(e["correct"]) for e in run.examples) / n if n else None
-        problems += same({"n": run.metrics.get("n"), "accuracy": run.metrics.get("accuracy")},
-                         {"n": n, "accuracy": accuracy}, run.name)
+        problems += same(
+            {"n": run.metrics.get("n"), "accuracy": run.metrics.get("accuracy")},
+            {"n": n, "accuracy": accuracy},
+            run.name,
+        )
     return problems
 
 
@@ -128,10 +137,12 @@ def render_results_page(results_root: Path) -> str:
     for preset in sorted(p for p in Path(results_root).iterdir() if (p / "report.md").is_file()):
         about = json.loads((preset / "published.json").read_text(encoding="utf-8"))
         report = (preset / "report.md").read_text(encoding="utf-8").split("\n", 1)[1]  # its own title goes
-        parts.append(f"\n## Preset `{preset.name}`\n\n"
-                     f"Command: `{about['command']}`. Wall time {about['wall_minutes']} min on {about['machine']} "
-                     f"(the bench's estimate beforehand: {about['expected_minutes']} min); {about['jobs']} jobs; "
-                     f"code {about['git_commit']}. Full report with plots and the adversarial examples: "
-                     f"`robustft report docs/results/{preset.name}/runs`.\n"
-                     + report.replace("\n## ", "\n### ").replace("\n# ", "\n### "))
+        parts.append(
+            f"\n## Preset `{preset.name}`\n\n"
+            f"Command: `{about['command']}`. Wall time {about['wall_minutes']} min on {about['machine']} "
+            f"(the bench's estimate beforehand: {about['expected_minutes']} min); {about['jobs']} jobs; "
+            f"code {about['git_commit']}. Full report with plots and the adversarial examples: "
+            f"`robustft report docs/results/{preset.name}/runs`.\n"
+            + report.replace("\n## ", "\n### ").replace("\n# ", "\n### ")
+        )
     return "\n".join(parts).rstrip() + "\n"

@@ -62,10 +62,16 @@ def build_summary(runs: list[Run], baseline: str | None = None) -> dict:
     evaluations = _evaluations(keyed, labels, by_label, baseline)
     summary = {
         "robustft_report": REPORT_VERSION,
-        "runs": [{"name": r.name, "verb": r.verb, "hash": r.meta.get("hash"),
-                  "method": labels.get(k) if r.verb != "probe" else None,
-                  "seed": seed_of(r.model_config) if r.verb != "probe" else None}
-                 for r, k in [(r, method_of(r)) for r in runs]],
+        "runs": [
+            {
+                "name": r.name,
+                "verb": r.verb,
+                "hash": r.meta.get("hash"),
+                "method": labels.get(k) if r.verb != "probe" else None,
+                "seed": seed_of(r.model_config) if r.verb != "probe" else None,
+            }
+            for r, k in [(r, method_of(r)) for r in runs]
+        ],
         "baseline": baseline or "plain+standard (same model, task and training size)",
         "methods": methods,
         "evaluations": evaluations,
@@ -88,10 +94,14 @@ def _methods(keyed: list[tuple[Run, MethodKey]], labels: dict[MethodKey, str]) -
         n_trains = [r.metrics.get("n_train") for r in trains if r.metrics.get("n_train") is not None]
         best = [r.metrics.get("best", {}) for r in trains]
         out[label] = {
-            "model": key.model, "task": key.task, "arch": key.arch, "method": key.method,
+            "model": key.model,
+            "task": key.task,
+            "arch": key.arch,
+            "method": key.method,
             "method_args": any_cfg.get("method_args") or {},
             "im": (any_cfg.get("im") or {}) if key.arch != "plain" else {},
-            "size": size_label, "n_train": size_n if size_n is not None else (n_trains[0] if n_trains else None),
+            "size": size_label,
+            "n_train": size_n if size_n is not None else (n_trains[0] if n_trains else None),
             "baseline_group": key.is_baseline,
             "seeds": sorted({seed_of(r.model_config) for r in mine}),
             "dev_accuracy": mean_std([b["dev_accuracy"] for b in best if b.get("dev_accuracy") is not None]),
@@ -114,8 +124,11 @@ def _baseline_key(key: MethodKey, by_label: dict[str, MethodKey], chosen: str | 
     if key.is_baseline:
         return None
     for other in by_label.values():
-        if other.is_baseline and (other.model, other.task, other.size) == (key.model, key.task, key.size) \
-                and other.method_args == "{}":
+        if (
+            other.is_baseline
+            and (other.model, other.task, other.size) == (key.model, key.task, key.size)
+            and other.method_args == "{}"
+        ):
             return other
     return None
 
@@ -139,8 +152,11 @@ def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
         rows = []
         for key in sorted(runs_of, key=lambda k: labels[k]):
             seeds = [{"seed": s, "run": r.name, **run_figures(r)} for s, r in sorted(runs_of[key].items())]
-            row = {"method": labels[key], "seeds": seeds,
-                   "accuracy": mean_std([s["accuracy"] for s in seeds if s["accuracy"] is not None])}
+            row = {
+                "method": labels[key],
+                "seeds": seeds,
+                "accuracy": mean_std([s["accuracy"] for s in seeds if s["accuracy"] is not None]),
+            }
             if ev_key[0] == "attack":
                 row["clean"] = mean_std([s["clean"]["accuracy"] for s in seeds if s.get("clean")])
             base = _baseline_key(key, by_label, baseline)
@@ -148,9 +164,21 @@ def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
                 row["vs_baseline"] = _compare(runs_of[key], runs_of[base], labels[key], labels[base])
             rows.append(row)
         kind, task, split, recipe, protocol, n, seed = ev_key
-        out.append({"kind": kind, "task": task, "split": split, "recipe": recipe, "protocol": protocol, "n": n,
-                    "sample_seed": seed, "title": evaluation_title(ev_key),
-                    "majority": majority_of([r for r, _ in members]), "rows": rows, "duplicates": duplicates})
+        out.append(
+            {
+                "kind": kind,
+                "task": task,
+                "split": split,
+                "recipe": recipe,
+                "protocol": protocol,
+                "n": n,
+                "sample_seed": seed,
+                "title": evaluation_title(ev_key),
+                "majority": majority_of([r for r, _ in members]),
+                "rows": rows,
+                "duplicates": duplicates,
+            }
+        )
     return out
 
 
@@ -176,9 +204,14 @@ def _compare(mine: dict[str, Run], base: dict[str, Run], label: str, base_label:
     else:
         counts = {v: verdicts.count(v) for v in dict.fromkeys(verdicts)}
         summary = "mixed: " + ", ".join(f"{v} in {c}/{len(verdicts)}" for v, c in counts.items())
-    return {"baseline": base_label, "per_seed": per_seed, "unpaired_seeds": missing,
-            "difference": mean_std([p["difference"] for p in per_seed]), "verdict": summary,
-            "detected": len(set(verdicts)) == 1 and verdicts[0] != NO_DIFFERENCE}
+    return {
+        "baseline": base_label,
+        "per_seed": per_seed,
+        "unpaired_seeds": missing,
+        "difference": mean_std([p["difference"] for p in per_seed]),
+        "verdict": summary,
+        "detected": len(set(verdicts)) == 1 and verdicts[0] != NO_DIFFERENCE,
+    }
 
 
 def _advglue(keyed, labels) -> dict:
@@ -198,8 +231,7 @@ def _advglue(keyed, labels) -> dict:
         out[labels[key]] = {
             "seeds": [{"seed": s, "score": r["score"], "tasks": r["tasks"]} for s, r in complete.items()],
             "score": mean_std([r["score"] for r in complete.values()]),
-            "tasks": {t: mean_std([r["tasks"][t] for r in scored.values() if t in r["tasks"]])
-                      for t in advglue.TASKS},
+            "tasks": {t: mean_std([r["tasks"][t] for r in scored.values() if t in r["tasks"]]) for t in advglue.TASKS},
             "majority_score": next((r["majority_score"] for r in complete.values()), None),
             "majority_tasks": first["majority_tasks"],
             "missing": sorted({t for r in scored.values() for t in r["missing"]}),
@@ -213,8 +245,14 @@ def _training_size(methods: dict, evaluations: list[dict]) -> list[dict]:
     for label, m in methods.items():
         if m["arch"] == "-":
             continue
-        family = (m["model"], m["task"], m["arch"], m["method"], json.dumps(m["method_args"], sort_keys=True),
-                  json.dumps(m["im"], sort_keys=True))
+        family = (
+            m["model"],
+            m["task"],
+            m["arch"],
+            m["method"],
+            json.dumps(m["method_args"], sort_keys=True),
+            json.dumps(m["im"], sort_keys=True),
+        )
         families.setdefault(family, []).append(label)
     out = []
     for family, members in sorted(families.items()):
@@ -223,10 +261,18 @@ def _training_size(methods: dict, evaluations: list[dict]) -> list[dict]:
         points = []
         for label in members:
             m = methods[label]
-            figures = {ev["title"]: row["accuracy"] for ev in evaluations for row in ev["rows"]
-                       if row["method"] == label}
-            points.append({"method": label, "size": m["size"], "n_train": m["n_train"], "dev": m["dev_accuracy"],
-                           "evaluations": figures})
+            figures = {
+                ev["title"]: row["accuracy"] for ev in evaluations for row in ev["rows"] if row["method"] == label
+            }
+            points.append(
+                {
+                    "method": label,
+                    "size": m["size"],
+                    "n_train": m["n_train"],
+                    "dev": m["dev_accuracy"],
+                    "evaluations": figures,
+                }
+            )
         points.sort(key=lambda p: (p["n_train"] is None, p["n_train"] or 0))
         out.append({"family": f"{family[2]}+{family[3]}", "model": family[0], "task": family[1], "points": points})
     return out
@@ -238,8 +284,18 @@ def _probes(runs: list[Run]) -> list[dict]:
         if run.verb != "probe" or not run.probe:
             continue
         p = run.probe
-        out.append({"run": run.name, "task": p.get("task"), "split": p.get("split"), "n_pairs": p.get("n_pairs"),
-                    "perturbation": p.get("perturbation"), "settings": p.get("settings", {}),
-                    "models": {name: {"distance_mean": r.get("distance_mean"), "distance_std": r.get("distance_std")}
-                               for name, r in p.get("results", {}).items()}})
+        out.append(
+            {
+                "run": run.name,
+                "task": p.get("task"),
+                "split": p.get("split"),
+                "n_pairs": p.get("n_pairs"),
+                "perturbation": p.get("perturbation"),
+                "settings": p.get("settings", {}),
+                "models": {
+                    name: {"distance_mean": r.get("distance_mean"), "distance_std": r.get("distance_std")}
+                    for name, r in p.get("results", {}).items()
+                },
+            }
+        )
     return out

@@ -45,8 +45,10 @@ def comparison(vs: dict | None) -> str:
     if len(vs["per_seed"]) == 1:
         p = vs["per_seed"][0]
         sign = "+" if p["difference"] >= 0 else ""
-        return (f"{sign}{pct(p['difference'])} {interval(p['ci95'])} vs {vs['baseline']}, McNemar p={p['p_value']:.3g},"
-                f" n={p['n']}: {vs['verdict']}")
+        return (
+            f"{sign}{pct(p['difference'])} {interval(p['ci95'])} vs {vs['baseline']}, McNemar p={p['p_value']:.3g},"
+            f" n={p['n']}: {vs['verdict']}"
+        )
     d = vs["difference"]
     return f"{'+' if d['mean'] >= 0 else ''}{mean_pm(d)} vs {vs['baseline']} (paired per seed): {vs['verdict']}"
 
@@ -56,19 +58,34 @@ def methods_table(summary: dict) -> Table:
     for label, m in summary["methods"].items():
         dev = mean_pm(m["dev_accuracy"]) + (f" (n={m['dev_n']})" if m["dev_n"] else "")
         time = m["train_time_s"]
-        rows.append([label, m["model"], m["task"], m["size"] + (f" ({m['n_train']})" if m["n_train"] else ""),
-                     str(len(m["seeds"])), dev if m["dev_accuracy"]["mean"] is not None else "-",
-                     f"{time['mean']:.0f}" if time["mean"] is not None else "-"])
-    return Table("Methods", ["method", "model", "trained on", "size", "seeds", "dev accuracy % (mean ± std)",
-                             "train time s"], rows,
-                 [f"Baseline for paired comparisons: {summary['baseline']}. Model selection on dev only."],
-                 section="methods")
+        rows.append(
+            [
+                label,
+                m["model"],
+                m["task"],
+                m["size"] + (f" ({m['n_train']})" if m["n_train"] else ""),
+                str(len(m["seeds"])),
+                dev if m["dev_accuracy"]["mean"] is not None else "-",
+                f"{time['mean']:.0f}" if time["mean"] is not None else "-",
+            ]
+        )
+    return Table(
+        "Methods",
+        ["method", "model", "trained on", "size", "seeds", "dev accuracy % (mean ± std)", "train time s"],
+        rows,
+        [f"Baseline for paired comparisons: {summary['baseline']}. Model selection on dev only."],
+        section="methods",
+    )
 
 
 def evaluation_table(ev: dict) -> Table:
     attack = ev["kind"] == "attack"
-    columns = ["method", "seeds", ("under attack" if attack else "accuracy") + " % (mean ± std)",
-               "per seed: accuracy [95% CI] n"]
+    columns = [
+        "method",
+        "seeds",
+        ("under attack" if attack else "accuracy") + " % (mean ± std)",
+        "per seed: accuracy [95% CI] n",
+    ]
     if attack:
         columns += ["clean on sample %", "success rate %", "perturbed words %", "queries"]
     columns.append("paired vs baseline: difference [95% CI], test, verdict")
@@ -76,12 +93,17 @@ def evaluation_table(ev: dict) -> Table:
     for row in ev["rows"]:
         cells = [row["method"], str(len(row["seeds"])), mean_pm(row["accuracy"]), per_seed(row["seeds"])]
         if attack:
+
             def avg(key, seeds=row["seeds"]):
                 values = [s[key] for s in seeds if s.get(key) is not None]
                 return f"{sum(values) / len(values):.1f}" if values else "-"
 
-            cells += [mean_pm(row.get("clean")), avg("attack_success_rate"), avg("avg_perturbed_word_pct"),
-                      avg("avg_num_queries")]
+            cells += [
+                mean_pm(row.get("clean")),
+                avg("attack_success_rate"),
+                avg("avg_perturbed_word_pct"),
+                avg("avg_num_queries"),
+            ]
         cells.append(comparison(row.get("vs_baseline")))
         rows.append(cells)
     notes = []
@@ -101,29 +123,49 @@ def advglue_table(summary: dict) -> Table | None:
     rows, notes = [], []
     majority = None
     for label, a in summary["advglue"].items():
-        rows.append([label, str(len(a["seeds"])), mean_pm(a["score"])]
-                    + [mean_pm(a["tasks"].get(t)) for t in ADVGLUE_TASKS])
+        rows.append(
+            [label, str(len(a["seeds"])), mean_pm(a["score"])] + [mean_pm(a["tasks"].get(t)) for t in ADVGLUE_TASKS]
+        )
         if a["missing"]:
             notes.append(f"{label}: no overall score, missing {', '.join(a['missing'])}.")
         majority = majority or (a["majority_score"], a["majority_tasks"])
     if majority:
         rows.append(["majority class", "-", pct(majority[0])] + [pct(majority[1].get(t)) for t in ADVGLUE_TASKS])
-    notes.append("Official score: per task the mean of its metrics (QQP: accuracy and F1), MNLI = mean of matched "
-                 "and mismatched, overall = mean of the five tasks; on the public dev set (738 examples).")
-    return Table("AdvGLUE official score (dev)", ["method", "seeds", "score %"] + [t.upper() for t in ADVGLUE_TASKS],
-                 rows, notes, section="advglue")
+    notes.append(
+        "Official score: per task the mean of its metrics (QQP: accuracy and F1), MNLI = mean of matched "
+        "and mismatched, overall = mean of the five tasks; on the public dev set (738 examples)."
+    )
+    return Table(
+        "AdvGLUE official score (dev)",
+        ["method", "seeds", "score %"] + [t.upper() for t in ADVGLUE_TASKS],
+        rows,
+        notes,
+        section="advglue",
+    )
 
 
 def training_size_tables(summary: dict) -> list[Table]:
     out = []
     for fam in summary["training_size"]:
         # only evaluations measured at two sizes or more say anything about the trend
-        titles = sorted(t for t in {t for p in fam["points"] for t in p["evaluations"]}
-                        if sum(t in p["evaluations"] for p in fam["points"]) >= 2)
-        rows = [[p["size"], str(p["n_train"] or "-"), mean_pm(p["dev"])] + [mean_pm(p["evaluations"].get(t))
-                                                                           for t in titles] for p in fam["points"]]
-        out.append(Table(f"Training size: {fam['family']} ({fam['model']} on {fam['task']})",
-                         ["size", "train examples", "dev %"] + titles, rows, section="size"))
+        titles = sorted(
+            t
+            for t in {t for p in fam["points"] for t in p["evaluations"]}
+            if sum(t in p["evaluations"] for p in fam["points"]) >= 2
+        )
+        rows = [
+            [p["size"], str(p["n_train"] or "-"), mean_pm(p["dev"])]
+            + [mean_pm(p["evaluations"].get(t)) for t in titles]
+            for p in fam["points"]
+        ]
+        out.append(
+            Table(
+                f"Training size: {fam['family']} ({fam['model']} on {fam['task']})",
+                ["size", "train examples", "dev %"] + titles,
+                rows,
+                section="size",
+            )
+        )
     return out
 
 
@@ -132,19 +174,31 @@ def probe_tables(summary: dict) -> list[Table]:
     for p in summary["probes"]:
         layers = max((len(m["distance_mean"] or []) for m in p["models"].values()), default=0)
         rows = [[name] + [f"{d:.3f}" for d in (m["distance_mean"] or [])] for name, m in p["models"].items()]
-        out.append(Table(f"Probe: relative hidden-state distance per layer ({p['task']} {p['split']}, "
-                         f"{p['n_pairs']} pairs, {p['perturbation']})", ["model"] + ["emb"] +
-                         [f"L{i}" for i in range(1, layers)], rows, [f"run {p['run']}"], section="probe"))
+        out.append(
+            Table(
+                f"Probe: relative hidden-state distance per layer ({p['task']} {p['split']}, "
+                f"{p['n_pairs']} pairs, {p['perturbation']})",
+                ["model"] + ["emb"] + [f"L{i}" for i in range(1, layers)],
+                rows,
+                [f"run {p['run']}"],
+                section="probe",
+            )
+        )
     return out
 
 
 def anchors_table(summary: dict) -> Table:
-    rows = [[a["benchmark"], a["figure"], str(a["published"]), a["source"], "; ".join(a["ours"]) or "not run"]
-            for a in summary["anchors"]]
-    return Table("Published anchors beside ours", ["benchmark", "figure", "published %",
-                                                                      "source", "ours %"], rows,
-                 ["Absolute numbers on MiniLM differ from the papers' backbones; compare directions and gains."],
-                 section="anchors")
+    rows = [
+        [a["benchmark"], a["figure"], str(a["published"]), a["source"], "; ".join(a["ours"]) or "not run"]
+        for a in summary["anchors"]
+    ]
+    return Table(
+        "Published anchors beside ours",
+        ["benchmark", "figure", "published %", "source", "ours %"],
+        rows,
+        ["Absolute numbers on MiniLM differ from the papers' backbones; compare directions and gains."],
+        section="anchors",
+    )
 
 
 def deviations_table(summary: dict) -> Table:
@@ -172,8 +226,11 @@ def overview_table(summary: dict) -> Table:
     """One row per method: dev accuracy, the AdvGLUE score and every evaluation's accuracy (mean ± std)."""
     evaluations = summary["evaluations"]
     has_advglue = bool(summary["advglue"])
-    columns = ["method", "dev %"] + (["AdvGLUE score %"] if has_advglue else []) + [
-        short_title(ev) + (" (under attack)" if ev["kind"] == "attack" else "") + " %" for ev in evaluations]
+    columns = (
+        ["method", "dev %"]
+        + (["AdvGLUE score %"] if has_advglue else [])
+        + [short_title(ev) + (" (under attack)" if ev["kind"] == "attack" else "") + " %" for ev in evaluations]
+    )
     rows = []
     for label, m in summary["methods"].items():
         cells = [label, mean_pm(m["dev_accuracy"])]
@@ -183,16 +240,25 @@ def overview_table(summary: dict) -> Table:
             row = next((r for r in ev["rows"] if r["method"] == label), None)
             cells.append(mean_pm(row["accuracy"]) + _mark(row.get("vs_baseline")) if row else "-")
         rows.append(cells)
-    majority = ["majority class", "-"] + (["-"] if has_advglue else []) + [
-        pct(ev["majority"]["accuracy"]) if ev["majority"] else "-" for ev in evaluations]
+    majority = (
+        ["majority class", "-"]
+        + (["-"] if has_advglue else [])
+        + [pct(ev["majority"]["accuracy"]) if ev["majority"] else "-" for ev in evaluations]
+    )
     if has_advglue:
         scores = [a["majority_score"] for a in summary["advglue"].values() if a["majority_score"] is not None]
         majority[2] = pct(scores[0]) if scores else "-"
     rows.append(majority)
-    return Table("Overview", columns, rows,
-                 ["Mean ± std over seeds. ▲ / ▼: above / below its baseline in every seed (paired, exact McNemar, "
-                  "alpha 0.05); no mark: no detectable difference, or not compared. Details in the tables below."],
-                 section="overview")
+    return Table(
+        "Overview",
+        columns,
+        rows,
+        [
+            "Mean ± std over seeds. ▲ / ▼: above / below its baseline in every seed (paired, exact McNemar, "
+            "alpha 0.05); no mark: no detectable difference, or not compared. Details in the tables below."
+        ],
+        section="overview",
+    )
 
 
 def all_tables(summary: dict) -> list[Table]:

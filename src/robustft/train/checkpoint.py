@@ -216,8 +216,11 @@ def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 def rng_state() -> dict:
     """This process's random state: torch (CPU, and CUDA where there is one), Python and numpy."""
     py_state, np_state = random.getstate(), np.random.get_state()
-    state = {"torch": torch.get_rng_state(), "python": [py_state[0], list(py_state[1]), py_state[2]],
-             "numpy": [np_state[0], np_state[1].tolist(), *np_state[2:]]}
+    state = {
+        "torch": torch.get_rng_state(),
+        "python": [py_state[0], list(py_state[1]), py_state[2]],
+        "numpy": [np_state[0], np_state[1].tolist(), *np_state[2:]],
+    }
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         state["cuda"] = torch.cuda.get_rng_state()
     return state
@@ -238,9 +241,7 @@ def _suffix(rank: int) -> str:
 
 
 def _write_files(tmp: Path, modules, optimizer, scheduler, loop_state: dict, rng_states: list[dict]) -> None:
-    weights = _unshared(
-        {f"{name}/{k}": v for name, module in modules.items() for k, v in module.state_dict().items()}
-    )
+    weights = _unshared({f"{name}/{k}": v for name, module in modules.items() for k, v in module.state_dict().items()})
     opt_tensors, opt_meta = _optimizer_tensors(optimizer)
     meta = {
         "format": FORMAT,
@@ -251,10 +252,15 @@ def _write_files(tmp: Path, modules, optimizer, scheduler, loop_state: dict, rng
         "loop": loop_state,
     }
     if len(rng_states) > 1:
-        meta["rank_rng"] = {str(r): {"python": s["python"], "numpy": s["numpy"]}
-                            for r, s in enumerate(rng_states) if r > 0}
-    rng_tensors = {f"{key}{_suffix(rank)}": state[key] for rank, state in enumerate(rng_states)
-                   for key in ("torch", "cuda") if key in state}
+        meta["rank_rng"] = {
+            str(r): {"python": s["python"], "numpy": s["numpy"]} for r, s in enumerate(rng_states) if r > 0
+        }
+    rng_tensors = {
+        f"{key}{_suffix(rank)}": state[key]
+        for rank, state in enumerate(rng_states)
+        for key in ("torch", "cuda")
+        if key in state
+    }
     try:
         save_file(weights, tmp / "weights.safetensors")
         save_file(opt_tensors, tmp / "optimizer.safetensors")
@@ -327,14 +333,21 @@ def load_checkpoint(folder: Path, modules: dict[str, torch.nn.Module], optimizer
 
 
 def restore_rng(meta: dict, tensors: dict[str, torch.Tensor], rank: int) -> None:
-    saved = {"python": meta["python_rng"], "numpy": meta["numpy_rng"]} if rank == 0 else meta.get(
-        "rank_rng", {}).get(str(rank))
+    saved = (
+        {"python": meta["python_rng"], "numpy": meta["numpy_rng"]}
+        if rank == 0
+        else meta.get("rank_rng", {}).get(str(rank))
+    )
     if saved is None or f"torch{_suffix(rank)}" not in tensors:
-        log.warning("the checkpoint has no random state for rank %d (saved with fewer processes): it keeps its seed, "
-                    "so dropout differs from the uninterrupted run", rank)
+        log.warning(
+            "the checkpoint has no random state for rank %d (saved with fewer processes): it keeps its seed, "
+            "so dropout differs from the uninterrupted run",
+            rank,
+        )
         return
-    set_rng_state({**saved, **{k: tensors[f"{k}{_suffix(rank)}"] for k in ("torch", "cuda")
-                               if f"{k}{_suffix(rank)}" in tensors}})
+    set_rng_state(
+        {**saved, **{k: tensors[f"{k}{_suffix(rank)}"] for k in ("torch", "cuda") if f"{k}{_suffix(rank)}" in tensors}}
+    )
 
 
 __all__ = [

@@ -107,8 +107,15 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
     inputs = {**data_digests(cfg.task, [cfg.train_split, cfg.dev_split]), **model_digests(cfg.model)}
     group = distributed.start(runtime.world(), runtime.pick_device(cfg.device))
     try:
-        run = open_on_main(group, run_dir_for(cfg), cfg, inputs, resume=resume, overwrite=overwrite,
-                           extra={"preset": {"method": cfg.method, "applied": preset}} if preset else None)
+        run = open_on_main(
+            group,
+            run_dir_for(cfg),
+            cfg,
+            inputs,
+            resume=resume,
+            overwrite=overwrite,
+            extra={"preset": {"method": cfg.method, "applied": preset}} if preset else None,
+        )
         if run.finished:
             log.info("%s already holds this finished run: reusing it", run.path)
             return run.path
@@ -140,8 +147,9 @@ def open_on_main(group: distributed.Solo, path: Path, cfg: TrainConfig, inputs: 
     return run or runs.Run(Path(path), cfg.verb, shared[2], finished=shared[1])
 
 
-def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, resume: bool,
-           group: distributed.Solo) -> Path:
+def _train(
+    cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, resume: bool, group: distributed.Solo
+) -> Path:
     run_dir, world = run.path, group.world
     checkpoint_dir = run_dir / "checkpoint"
     if world.main:
@@ -221,8 +229,10 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
                     loss, logs = objective.loss(train_model, batch)
                 batch_loss = group.sum(loss.item() * weight / world.size)  # the global batch's mean, on every rank
                 if not math.isfinite(batch_loss):
-                    raise TrainingDiverged(f"epoch {epoch + 1} batch {b + 1}: the training loss is {batch_loss}; the "
-                                           f"run stops (lower lr, check the data); the best model so far is kept")
+                    raise TrainingDiverged(
+                        f"epoch {epoch + 1} batch {b + 1}: the training loss is {batch_loss}; the "
+                        f"run stops (lower lr, check the data); the best model so far is kept"
+                    )
                 scaler.scale((loss if weight == 1 else loss * weight) / cfg.grad_accum).backward()
             state["examples"] += len(order[b])
             bar.update(1)
@@ -233,8 +243,10 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
             scaler.unscale_(optimizer)
             grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
             if not torch.isfinite(grad_norm) and not scaler.is_enabled():
-                raise TrainingDiverged(f"epoch {epoch + 1} step {state['step'] + 1}: the gradient norm is "
-                                       f"{grad_norm.item()}; the run stops before the weights are damaged")
+                raise TrainingDiverged(
+                    f"epoch {epoch + 1} step {state['step'] + 1}: the gradient norm is "
+                    f"{grad_norm.item()}; the run stops before the weights are damaged"
+                )
             scaler.step(optimizer)
             scaler.update()
             scheduler.step()
@@ -252,8 +264,12 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
                     scheduler.get_last_lr()[0],
                     " ".join(f"{k} {v:.4f}" for k, v in logs.items()),
                 )
-                tracking.log(tracker, {"loss": batch_loss, "grad_norm": grad_norm.item(),
-                                       "lr": scheduler.get_last_lr()[0], **logs}, state["step"], "train")
+                tracking.log(
+                    tracker,
+                    {"loss": batch_loss, "grad_norm": grad_norm.item(), "lr": scheduler.get_last_lr()[0], **logs},
+                    state["step"],
+                    "train",
+                )
             if schedule.due(state["step"]) and b + 1 < len(order):
                 state["train_time_s"] += time.perf_counter() - started
                 started = time.perf_counter()
@@ -262,8 +278,15 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
         bar.close()
         state["train_time_s"] += time.perf_counter() - started
 
-        dev = distributed.dev_accuracy(group, model, tokenizer, dev_examples, max_length=cfg.max_length,
-                                       batch_size=cfg.eval_batch_size, precision=precision)
+        dev = distributed.dev_accuracy(
+            group,
+            model,
+            tokenizer,
+            dev_examples,
+            max_length=cfg.max_length,
+            batch_size=cfg.eval_batch_size,
+            precision=precision,
+        )
         train_model.train()
         record = {"epoch": epoch + 1, "step": state["step"], **{f"dev_{k}": v for k, v in dev.items()}}
         state["history"].append(record)
@@ -272,12 +295,28 @@ def _train(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, 
         if state["best"] is None or dev["accuracy"] > state["best"]["dev_accuracy"]:
             state["best"] = record
             if world.main:
-                save_best(model, tokenizer, run_dir / "best", card={
-                    "method": cfg.method, "method_args": cfg.method_args, "base_model": cfg.model, "task": cfg.task,
-                    "train_split": cfg.train_split, "n_train": len(train_examples), "per_class": cfg.per_class,
-                    "data_seed": cfg.data_seed, "seed": cfg.seed, "epochs": cfg.epochs, "max_length": cfg.max_length,
-                    "run": str(run_dir), "config_hash": run.description["hash"], "robustft": __version__,
-                    "dev": {"split": cfg.dev_split, "accuracy": dev["accuracy"], "n": dev["n"], "epoch": epoch + 1}})
+                save_best(
+                    model,
+                    tokenizer,
+                    run_dir / "best",
+                    card={
+                        "method": cfg.method,
+                        "method_args": cfg.method_args,
+                        "base_model": cfg.model,
+                        "task": cfg.task,
+                        "train_split": cfg.train_split,
+                        "n_train": len(train_examples),
+                        "per_class": cfg.per_class,
+                        "data_seed": cfg.data_seed,
+                        "seed": cfg.seed,
+                        "epochs": cfg.epochs,
+                        "max_length": cfg.max_length,
+                        "run": str(run_dir),
+                        "config_hash": run.description["hash"],
+                        "robustft": __version__,
+                        "dev": {"split": cfg.dev_split, "accuracy": dev["accuracy"], "n": dev["n"], "epoch": epoch + 1},
+                    },
+                )
             log.info("new best on dev: saved %s", run_dir / "best")
         state["epoch"], state["batch"] = epoch + 1, 0
         checkpoint(group, checkpoint_dir, modules, optimizer, scheduler, state, cfg.checkpoint_keep)

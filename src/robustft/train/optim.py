@@ -26,8 +26,12 @@ def fused_supported(params: list[torch.Tensor]) -> bool:
     ops: the optimizer step measured 11-23% faster on the CPU here (docs/performance.md); results agree with
     the foreach step up to float rounding."""
     devices = {p.device for p in params}
-    return (bool(params) and len(devices) == 1 and next(iter(devices)).type in FUSED_DEVICES
-            and all(p.is_floating_point() for p in params))
+    return (
+        bool(params)
+        and len(devices) == 1
+        and next(iter(devices)).type in FUSED_DEVICES
+        and all(p.is_floating_point() for p in params)
+    )
 
 
 def build_optimizer(modules: dict, cfg, steps_per_epoch: int, objective):
@@ -52,7 +56,8 @@ def build_optimizer(modules: dict, cfg, steps_per_epoch: int, objective):
                 groups.setdefault(rate, []).append(p)
     everything = [p for params in groups.values() for p in params]
     optimizer = torch.optim.AdamW(
-        [{"params": params, "weight_decay": rate} for rate, params in sorted(groups.items())], lr=cfg.lr,
+        [{"params": params, "weight_decay": rate} for rate, params in sorted(groups.items())],
+        lr=cfg.lr,
         fused=fused_supported(everything) or None,
     )
     total_steps = steps_per_epoch * cfg.epochs

@@ -8,5 +8,14 @@ from robustft.attacks.constraints.overlap import MaxWordsPerturbed, RepeatModifi
 from robustft.attacks.constraints.pos import PartOfSpeech
 from robustft.attacks.constraints.similarity import SentenceSimilarity
 
-__all__ = ["Constraint", "StopwordModification", "RepeatModification", "MaxWordsPerturbed", "PartOfSpeech",
-           "SentenceSimilarity", "Antonyms", "LanguageModelFilter", "MaskedLMPseudoLogLikelihood"]
+__all__ = [
+    "Constraint",
+    "StopwordModification",
+    "RepeatModification",
+    "MaxWordsPerturbed",
+    "PartOfSpeech",
+    "SentenceSimilarity",
+    "Antonyms",
+    "LanguageModelFilter",
+    "MaskedLMPseudoLogLikelihood",
+]

@@ -13,8 +13,9 @@ class Constraint:
         """Word indices this constraint allows to change; None = no restriction."""
         return None
 
-    def filter(self, candidates: list[AttackedText], current: AttackedText,
-               original: AttackedText) -> list[AttackedText]:
+    def filter(
+        self, candidates: list[AttackedText], current: AttackedText, original: AttackedText
+    ) -> list[AttackedText]:
         """The candidates (texts one step from `current`) this constraint accepts."""
         return candidates
 

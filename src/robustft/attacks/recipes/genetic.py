@@ -19,18 +19,18 @@ from robustft.attacks.recipes.common import neighbour_source, shared_constraints
 from robustft.attacks.search import Genetic
 
 CONFIG = {
-    "neighbours": "counterfitted",   # Jia et al. 2019
+    "neighbours": "counterfitted",  # Jia et al. 2019
     "max_candidates": 8,
-    "population": 60,                # Alzantot et al.; Jia et al.
-    "generations": 40,               # Jia et al. (Alzantot: 20)
-    "temperature": 0.3,              # Alzantot's code
-    "faster": True,                  # Jia et al.
-    "compat": "alzantot",            # Alzantot's code; "textattack": TextAttack 0.3.11's search
-    "stopwords": "nltk",             # TextAttack's alzantot/faster-alzantot recipes (default list)
-    "lm_scorer": "masked-lm-pll",    # offline stand-in for the Google 1B LM
-    "lm_window": 6,                  # Jia et al.: +-6 words
-    "lm_max_drop": 5.0,              # Jia et al.
-    "max_percent": 0.2,              # Alzantot et al.
+    "population": 60,  # Alzantot et al.; Jia et al.
+    "generations": 40,  # Jia et al. (Alzantot: 20)
+    "temperature": 0.3,  # Alzantot's code
+    "faster": True,  # Jia et al.
+    "compat": "alzantot",  # Alzantot's code; "textattack": TextAttack 0.3.11's search
+    "stopwords": "nltk",  # TextAttack's alzantot/faster-alzantot recipes (default list)
+    "lm_scorer": "masked-lm-pll",  # offline stand-in for the Google 1B LM
+    "lm_window": 6,  # Jia et al.: +-6 words
+    "lm_max_drop": 5.0,  # Jia et al.
+    "max_percent": 0.2,  # Alzantot et al.
     "similarity": None,
     "antonym_filter": False,
 }
@@ -40,10 +40,14 @@ def build(victim, config: dict, mlm=None) -> Attack:
     constraints = [stopwords(config), *shared_constraints(config)]
     if config.get("lm_scorer") == "masked-lm-pll":
         model, tokenizer = mlm if mlm is not None else (None, None)
-        constraints.append(LanguageModelFilter(MaskedLMPseudoLogLikelihood(model, tokenizer),
-                                               config["lm_window"], config["lm_max_drop"]))
+        constraints.append(
+            LanguageModelFilter(
+                MaskedLMPseudoLogLikelihood(model, tokenizer), config["lm_window"], config["lm_max_drop"]
+            )
+        )
     elif config.get("lm_scorer") is not None:
         raise ValueError(f"unknown lm_scorer {config['lm_scorer']!r} (masked-lm-pll or None)")
-    search = Genetic(config["population"], config["generations"], config["temperature"], config["faster"],
-                     compat=config["compat"])
+    search = Genetic(
+        config["population"], config["generations"], config["temperature"], config["faster"], compat=config["compat"]
+    )
     return Attack("genetic", victim, neighbour_source(config, victim), constraints, search, config)

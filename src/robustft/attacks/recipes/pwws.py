@@ -15,12 +15,12 @@ from robustft.attacks.recipes.common import neighbour_source, shared_constraints
 from robustft.attacks.search import GreedyWordImportance
 
 CONFIG = {
-    "neighbours": "wordnet",         # Ren et al. 2019
-    "max_candidates": None,          # every synonym (paper)
-    "saliency_gain": "delta",        # Ren et al.: delta p; TextAttack: "raw" (best substitute's score)
-    "stopwords": "nltk",             # TextAttack's default list
-    "max_percent": None,             # none in the paper
-    "similarity": None,              # none in the paper
+    "neighbours": "wordnet",  # Ren et al. 2019
+    "max_candidates": None,  # every synonym (paper)
+    "saliency_gain": "delta",  # Ren et al.: delta p; TextAttack: "raw" (best substitute's score)
+    "stopwords": "nltk",  # TextAttack's default list
+    "max_percent": None,  # none in the paper
+    "similarity": None,  # none in the paper
     "antonym_filter": False,
 }
 

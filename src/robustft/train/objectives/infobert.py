@@ -65,16 +65,28 @@ def anchored_positions(delta_grad: torch.Tensor, attention_mask: torch.Tensor, c
     out = []
     for row, n in enumerate(attention_mask.sum(1).tolist()):
         order = torch.argsort(norms[row, :n], stable=True).tolist()
-        out.append(order[math.ceil(n * cl):math.ceil(n * ch)])
+        out.append(order[math.ceil(n * cl) : math.ceil(n * ch)])
     return out
 
 
 @register_objective("infobert")
 class InfoBERT(EmbeddingObjective):
-    def __init__(self, steps: int = 3, step_size: float = 4e-2, init_mag: float = 8e-2, max_norm: float = 0.0,
-                 norm: str = "l2", alpha: float = 5e-3, beta: float = 5e-3, cl: float = 0.5, ch: float = 0.9,
-                 critic_hidden: int = 300, scope: str = "all", accumulate: str = "grads",
-                 im_adversary_grad: str = "exact"):
+    def __init__(
+        self,
+        steps: int = 3,
+        step_size: float = 4e-2,
+        init_mag: float = 8e-2,
+        max_norm: float = 0.0,
+        norm: str = "l2",
+        alpha: float = 5e-3,
+        beta: float = 5e-3,
+        cl: float = 0.5,
+        ch: float = 0.9,
+        critic_hidden: int = 300,
+        scope: str = "all",
+        accumulate: str = "grads",
+        im_adversary_grad: str = "exact",
+    ):
         super().__init__(scope, im_adversary_grad)
         if not 0 <= cl <= ch <= 1:
             raise ConfigError(f"InfoBERT needs 0 <= cl <= ch <= 1, got cl={cl}, ch={ch}")
@@ -88,8 +100,19 @@ class InfoBERT(EmbeddingObjective):
     @classmethod
     def preset(cls, task):
         # TextDefender's InfoBERT settings (Li et al. 2021); the IM gradient choice is ours, recorded
-        return {"method_args": {"steps": 3, "step_size": 4e-2, "init_mag": 8e-2, "max_norm": 0.0, "alpha": 5e-3,
-                                "beta": 5e-3, "cl": 0.5, "ch": 0.9, "im_adversary_grad": "exact"}}
+        return {
+            "method_args": {
+                "steps": 3,
+                "step_size": 4e-2,
+                "init_mag": 8e-2,
+                "max_norm": 0.0,
+                "alpha": 5e-3,
+                "beta": 5e-3,
+                "cl": 0.5,
+                "ch": 0.9,
+                "im_adversary_grad": "exact",
+            }
+        }
 
     def setup(self, model, ctx) -> None:
         super().setup(model, ctx)
@@ -118,8 +141,17 @@ class InfoBERT(EmbeddingObjective):
             return -self.alpha * af / k
 
         params = [*model.parameters(), *self.critic.parameters()]
-        losses, delta = free_steps(model, batch, self.perturb_mask(batch), step_loss, self.settings,
-                                   self.im_adversary_grad, self.accumulate, params=params, extra=anchored)
+        losses, delta = free_steps(
+            model,
+            batch,
+            self.perturb_mask(batch),
+            step_loss,
+            self.settings,
+            self.im_adversary_grad,
+            self.accumulate,
+            params=params,
+            extra=anchored,
+        )
         logs["delta_norm"] = delta.flatten(1).norm(dim=1).mean().item()
         return sum(losses), logs
 
@@ -135,5 +167,5 @@ class InfoBERT(EmbeddingObjective):
         rows, cols = rows[order].to(embeds.device), cols[order].to(embeds.device)
         local, whole = embeds[rows, cols].float(), sentence[rows].float()
         size = len(attention_mask)
-        bounds = [self.critic(local[i:i + size], whole[i:i + size]) for i in range(0, len(rows), size)]
+        bounds = [self.critic(local[i : i + size], whole[i : i + size]) for i in range(0, len(rows), size)]
         return torch.stack(bounds).mean()

@@ -20,8 +20,17 @@ class PGD(EmbeddingObjective):
     clean_weight > 0 adds that much clean cross-entropy (0 = Madry's adversarial-only loss).
     """
 
-    def __init__(self, steps: int = 5, step_size: float = 0.03, init_mag: float = 0.05, max_norm: float = 0.0,
-                 norm: str = "l2", scope: str = "all", clean_weight: float = 0.0, im_adversary_grad: str = "exact"):
+    def __init__(
+        self,
+        steps: int = 5,
+        step_size: float = 0.03,
+        init_mag: float = 0.05,
+        max_norm: float = 0.0,
+        norm: str = "l2",
+        scope: str = "all",
+        clean_weight: float = 0.0,
+        im_adversary_grad: str = "exact",
+    ):
         super().__init__(scope, im_adversary_grad)
         self.settings = DeltaSettings(steps, step_size, init_mag, max_norm, norm)
         self.clean_weight = clean_weight
@@ -29,14 +38,22 @@ class PGD(EmbeddingObjective):
     @classmethod
     def preset(cls, task):
         # TextDefender's PGD settings (this file's defaults); the IM gradient choice is ours, recorded
-        return {"method_args": {"steps": 5, "step_size": 0.03, "init_mag": 0.05, "max_norm": 0.0,
-                                "im_adversary_grad": "exact"}}
+        return {
+            "method_args": {
+                "steps": 5,
+                "step_size": 0.03,
+                "init_mag": 0.05,
+                "max_norm": 0.0,
+                "im_adversary_grad": "exact",
+            }
+        }
 
     def loss(self, model, batch):
         labels = batch["labels"]
         embeds = word_embeddings(model, batch)
-        delta = ascend(model, batch, embeds, self.perturb_mask(batch), ce_gain(labels), self.settings,
-                       self.im_adversary_grad)
+        delta = ascend(
+            model, batch, embeds, self.perturb_mask(batch), ce_gain(labels), self.settings, self.im_adversary_grad
+        )
         adv_loss = F.cross_entropy(forward_embeds(model, batch, embeds + delta).float(), labels)
         logs = {"adv_ce": adv_loss.item(), "delta_norm": delta.flatten(1).norm(dim=1).mean().item()}
         if self.clean_weight <= 0:

@@ -44,10 +44,24 @@ from robustft.train.objectives.base import register_objective
 # The release's training recipes (rift_train.py): AdamW lr 2e-5, 20 epochs, the LR warm-up of lr_factor()
 # and no other schedule (its MultiStep milestones 50 and 80 are never reached), weight decay by weight_decay().
 RELEASE_RECIPES = {
-    "imdb": {"lr": 2e-5, "batch_size": 32, "max_length": 300, "epochs": 20, "warmup_ratio": 0.0,
-             "lr_schedule": "constant", "method_args": {"beta": 10.0, "alpha": 0.1}},
-    "snli": {"lr": 2e-5, "batch_size": 120, "max_length": 80, "epochs": 20, "warmup_ratio": 0.0,
-             "lr_schedule": "constant", "method_args": {"beta": 5.0, "alpha": 0.7}},
+    "imdb": {
+        "lr": 2e-5,
+        "batch_size": 32,
+        "max_length": 300,
+        "epochs": 20,
+        "warmup_ratio": 0.0,
+        "lr_schedule": "constant",
+        "method_args": {"beta": 10.0, "alpha": 0.1},
+    },
+    "snli": {
+        "lr": 2e-5,
+        "batch_size": 120,
+        "max_length": 80,
+        "epochs": 20,
+        "warmup_ratio": 0.0,
+        "lr_schedule": "constant",
+        "method_args": {"beta": 5.0, "alpha": 0.7},
+    },
 }
 HEAD_WEIGHT_DECAY = 2e-4  # the release: 2e-4 on every non-encoder parameter (biases included), 0 on the encoder
 
@@ -90,14 +104,28 @@ class RIFT(HullObjective):
     class_balanced_batches = True
     default_beta, default_alpha = 10.0, 0.1
 
-    def __init__(self, beta: float | None = None, alpha: float | None = None, tau: float = 0.2,
-                 steps: int = 10, hull_lr: float = 1.0, hull_weight_decay: float = 2e-5,
-                 entropy_weight: float = 15.0, entropy_norm: float | None = 300 * 128, slots: int = DEFAULT_SLOTS,
-                 feature: str = "pooler", teacher: str = "pretrained", warmup: tuple[float, ...] | list = (0.1, 0.55),
-                 adv_ce: float = 0.0, conditional_mi: bool = True, l2_pretrained: float = 0.0,
-                 im_adversary_grad: str = "exact"):
-        super().__init__(HullSettings(steps, hull_lr, hull_weight_decay, entropy_weight, entropy_norm), slots,
-                         im_adversary_grad)
+    def __init__(
+        self,
+        beta: float | None = None,
+        alpha: float | None = None,
+        tau: float = 0.2,
+        steps: int = 10,
+        hull_lr: float = 1.0,
+        hull_weight_decay: float = 2e-5,
+        entropy_weight: float = 15.0,
+        entropy_norm: float | None = 300 * 128,
+        slots: int = DEFAULT_SLOTS,
+        feature: str = "pooler",
+        teacher: str = "pretrained",
+        warmup: tuple[float, ...] | list = (0.1, 0.55),
+        adv_ce: float = 0.0,
+        conditional_mi: bool = True,
+        l2_pretrained: float = 0.0,
+        im_adversary_grad: str = "exact",
+    ):
+        super().__init__(
+            HullSettings(steps, hull_lr, hull_weight_decay, entropy_weight, entropy_norm), slots, im_adversary_grad
+        )
         if feature not in ("pooler", "cls", "mean"):
             raise ConfigError(f"feature must be 'pooler', 'cls' or 'mean', not {feature!r}")
         if teacher not in ("pretrained", "copy"):
@@ -125,10 +153,12 @@ class RIFT(HullObjective):
         self.teacher_bytes = sum(p.numel() * p.element_size() for p in self.teacher.parameters())
         hidden = model.config.hidden_size
         n_pairs = model.config.num_labels if self.conditional_mi else 1
-        self.heads = nn.ModuleDict({
-            "student": nn.ModuleList(projection_head(hidden) for _ in range(n_pairs)),
-            "teacher": nn.ModuleList(projection_head(hidden) for _ in range(n_pairs)),
-        }).to(ctx.device)
+        self.heads = nn.ModuleDict(
+            {
+                "student": nn.ModuleList(projection_head(hidden) for _ in range(n_pairs)),
+                "teacher": nn.ModuleList(projection_head(hidden) for _ in range(n_pairs)),
+            }
+        ).to(ctx.device)
 
     def _load_teacher(self, model, ctx) -> nn.Module:
         """The frozen pre-trained encoder, loaded once. 'pretrained' reloads the plain backbone (so an IM
@@ -142,8 +172,9 @@ class RIFT(HullObjective):
 
         # an IM/EX folder loads as its plain encoder here: the teacher is the plain pre-trained network
         ref = resources.resolve_model(ctx.model_name)
-        return pretrained(AutoModel, ref, "teacher model", ctx.model_name, config=load_config(ctx.model_name),
-                          use_safetensors=True)
+        return pretrained(
+            AutoModel, ref, "teacher model", ctx.model_name, config=load_config(ctx.model_name), use_safetensors=True
+        )
 
     def modules(self):
         return {"rift_heads": self.heads} if self.heads is not None else {}
@@ -198,8 +229,11 @@ class RIFT(HullObjective):
 
     def pull_to_pretrained(self, model) -> torch.Tensor:
         reference = dict(self.teacher.named_parameters())
-        terms = [(p - reference[n]).pow(2).sum() for n, p in model.base_model.named_parameters()
-                 if n in reference and reference[n].shape == p.shape]
+        terms = [
+            (p - reference[n]).pow(2).sum()
+            for n, p in model.base_model.named_parameters()
+            if n in reference and reference[n].shape == p.shape
+        ]
         if not terms:
             raise ConfigError("l2_pretrained: the student's encoder shares no parameter names with the teacher")
         return torch.stack(terms).sum()

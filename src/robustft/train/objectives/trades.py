@@ -17,8 +17,17 @@ from robustft.train.objectives.embedding import EmbeddingObjective
 class TRADES(EmbeddingObjective):
     """Defaults: beta 6 (TRADES), 5 normalised L2 steps of 0.03 from 0.001 * N(0, 1), no norm bound."""
 
-    def __init__(self, beta: float = 6.0, steps: int = 5, step_size: float = 0.03, init_mag: float = 0.001,
-                 max_norm: float = 0.0, norm: str = "l2", scope: str = "all", im_adversary_grad: str = "exact"):
+    def __init__(
+        self,
+        beta: float = 6.0,
+        steps: int = 5,
+        step_size: float = 0.03,
+        init_mag: float = 0.001,
+        max_norm: float = 0.0,
+        norm: str = "l2",
+        scope: str = "all",
+        im_adversary_grad: str = "exact",
+    ):
         super().__init__(scope, im_adversary_grad)
         self.beta = beta
         self.settings = DeltaSettings(steps, step_size, init_mag, max_norm, norm, init="normal")
@@ -36,8 +45,15 @@ class TRADES(EmbeddingObjective):
         try:
             with torch.no_grad():
                 p_clean = forward_embeds(model, batch, embeds).detach()
-            delta = ascend(model, batch, embeds, self.perturb_mask(batch), lambda adv: kl(p_clean, adv), self.settings,
-                           self.im_adversary_grad)
+            delta = ascend(
+                model,
+                batch,
+                embeds,
+                self.perturb_mask(batch),
+                lambda adv: kl(p_clean, adv),
+                self.settings,
+                self.im_adversary_grad,
+            )
         finally:
             model.train(was_training)
         clean_logits = forward_embeds(model, batch, embeds)
