@@ -29,14 +29,14 @@ def digest(modules: dict) -> str:
 def check_sync(path: str) -> None:
     real = loop.checkpoint
 
-    def checked(group, folder, modules, optimizer, scheduler, state):
+    def checked(group, folder, modules, optimizer, scheduler, state, *rest):
         digests = group.gather(digest(modules))
         if group.world.main:
             seen = json.loads(open(path).read()) if os.path.exists(path) else []
             seen.append({"step": state["step"], "digests": digests})
             with open(path, "w") as f:
                 json.dump(seen, f)
-        real(group, folder, modules, optimizer, scheduler, state)
+        real(group, folder, modules, optimizer, scheduler, state, *rest)
 
     loop.checkpoint = checked
 

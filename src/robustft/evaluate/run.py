@@ -44,15 +44,15 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
     inputs = {**data_digests(cfg.task, [cfg.split]), **model_digests(resolved.model)}
     extra = {"model_run": runs.model_run_record(resolved), "inherited": inherited}
     shard = runs.shard_of(cfg)
+    runtime.set_threads(cfg.threads)
+    device = runtime.pick_device(cfg.device)
+    model, tokenizer = load_classifier(resolved.model)  # a bad model is refused before any folder is written
+    labels_note = check_labels(model, task)
     with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra, shard=shard) as run:
         if run.finished and (shard is None or run.merged):
             return run.metrics()
         if run.finished:  # this shard is done; the others may not be
             return runs.finish_shard(out, merge, cfg) or run.metrics()
-        runtime.set_threads(cfg.threads)
-        device = runtime.pick_device(cfg.device)
-        model, tokenizer = load_classifier(resolved.model)
-        labels_note = check_labels(model, task)
         model.to(device)
         mine = shard_positions(tokenizer, examples, cfg, shard)
         probs = (

@@ -115,13 +115,11 @@ def load_config(name_or_path: str):
     """The model config of an alias, folder or hub name; a saved IM/EX model (model_type "robustft_im_<base>",
     which plain transformers refuses) comes back as its encoder's own config class with its `im` settings."""
     ref = resources.resolve_model(name_or_path)
+    check_model_folder(ref)  # a broken or foreign config.json stops here, naming the file
     saved = Path(ref) / "config.json"
     if saved.is_file():
-        try:
-            values = json.loads(saved.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ModelLoadError(f"cannot load a model config from {saved}: {one_line(exc)}") from None
-        base = base_model_type(values.get("model_type")) if isinstance(values, dict) else None
+        values = json.loads(saved.read_text(encoding="utf-8"))
+        base = base_model_type(values.get("model_type"))
         if base is not None:
             values.pop("model_type")
             return AutoConfig.for_model(base, **values)
