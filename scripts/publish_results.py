@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 from pathlib import Path
 
 from robustft.atomic import atomic_write_json, atomic_write_text
@@ -24,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 
 
-def publish(preset: str, bench_root: Path) -> None:
+def publish(preset: str, bench_root: Path, conditions: str) -> None:
     bench = bench_root / preset
     metrics = json.loads((bench / "metrics.json").read_text(encoding="utf-8"))
     target = RESULTS / preset
@@ -32,9 +31,8 @@ def publish(preset: str, bench_root: Path) -> None:
     for folder in runs:
         export_run(folder, target / "runs" / "--".join(folder.relative_to(bench / "cells").parts))
     build_report([target / "runs"], target, title=f"robustft bench {preset}")
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-    ).stdout.strip()
+    ran = json.loads((bench / "config.json").read_text(encoding="utf-8"))["versions"]
+    commit = (ran.get("git_commit") or "unknown")[:7]  # the code the bench ran, not today's checkout
     atomic_write_json(
         target / "published.json",
         {
@@ -44,6 +42,7 @@ def publish(preset: str, bench_root: Path) -> None:
             "expected_minutes": round(metrics["expected_s"] / 60, 1),
             "machine": f"{os.cpu_count()} CPU cores ({platform.machine()}), no GPU",
             "git_commit": commit,
+            "conditions": conditions,
         },
     )
     print(f"published {len(runs)} runs of {bench} into {target}")
@@ -53,9 +52,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("presets", nargs="+")
     parser.add_argument("--bench_root", type=Path, default=ROOT / "runs" / "bench")
+    parser.add_argument("--conditions", default="", help="what else the machine ran meanwhile (the wall time's caveat)")
     args = parser.parse_args()
     for preset in args.presets:
-        publish(preset, args.bench_root)
+        publish(preset, args.bench_root, args.conditions)
     atomic_write_text(ROOT / "docs" / "RESULTS.md", render_results_page(RESULTS))
     print(f"wrote {ROOT / 'docs' / 'RESULTS.md'}")
 
