@@ -120,7 +120,7 @@ every job is a run folder under <output_dir>/cells/ (finished ones are reused, i
 report (Markdown, JSON, PNG, HTML) is built from the run folders. PRESET is one of {presets}, or a YAML/JSON file.
 
 examples:
-  robustft bench quick                                   the main job (~10 minutes on 2 CPU cores)
+  robustft bench quick                                   the main job (BERT vs IM-BERT vs RIFT on SST-2)
   robustft bench advglue --list                          the jobs, their status and expected minutes
   robustft bench lowresource --only 'im-bert/*'          only the IM-BERT cells (and their evaluations)
   robustft bench rift --sizes [2000] --train.epochs 2    the RIFT protocol, smaller
