@@ -27,9 +27,7 @@ from robustft.models.im_layer import ImDivergence, ImLayerStats, ImplicitStepMix
 from robustft.models.im_settings import (
     MODEL_TYPE_PREFIX,
     ImSettings,
-    add_im_arguments,
     parse_layers,
-    settings_from_args,
 )
 
 __all__ = [
@@ -45,8 +43,6 @@ __all__ = [
     "reset_im_stats",
     "encoder_layers",
     "parse_layers",
-    "add_im_arguments",
-    "settings_from_args",
     "settings_of",
 ]
 

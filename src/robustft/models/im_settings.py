@@ -7,7 +7,6 @@ half of whatever encoder it meets (layers 4-6 of MiniLM, 7-12 of a 12-layer mode
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -170,35 +169,6 @@ def parse_layers(spec: str) -> tuple[int, ...] | None:
     if any(n < 1 for n in layers):
         raise ConfigError(f"bad layer spec '{spec}': layers are 1-based")
     return tuple(sorted(set(layers)))
-
-
-def add_im_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `--im.*` flags; `settings_from_args` turns them into a dict of the ones given."""
-    group = parser.add_argument_group("IM-BERT connection (with --arch im or ex)")
-    group.add_argument(
-        "--im.layers", dest="im_layers", help="1-based layers, e.g. '1-6', '1,3,5', 'all', 'upper-half' (default)"
-    )
-    group.add_argument("--im.K", dest="im_K", type=int, help="gradient-descent iterations of the solve")
-    group.add_argument("--im.eta", dest="im_eta", type=float, help="step size of the solve")
-    group.add_argument("--im.dt", dest="im_dt", type=float, help="Euler step size")
-    group.add_argument("--im.form", dest="im_form", choices=FORMS)
-    group.add_argument("--im.grad", dest="im_grad", choices=GRAD_MODES)
-    group.add_argument("--im.on-divergence", dest="im_on_divergence", choices=DIVERGENCE_POLICIES)
-    group.add_argument("--im.tol", dest="im_tol", type=float, help="relative energy rise that counts as divergence")
-    group.add_argument("--im.solver", dest="im_solver", choices=SOLVERS, help="how the implicit step is solved")
-    group.add_argument("--im.beta", dest="im_beta", type=float, help="anderson: damping of the fixed-point step")
-    group.add_argument("--im.memory", dest="im_memory", type=int, help="anderson: iterates remembered")
-    group.add_argument("--im.halvings", dest="im_halvings", type=int, help="gd-backtracking: halvings per step")
-
-
-def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """The `--im.*` flags that were given, as a dict of ImSettings fields (layers still a string)."""
-    out = {}
-    for f in fields(ImSettings):
-        value = getattr(args, f"im_{f.name}", None)
-        if value is not None:
-            out[f.name] = value
-    return out
 
 
 def _check_choice(name, value, choices):
