@@ -81,6 +81,7 @@ def test_undamaged_copies_read_cleanly(tmp_path, monkeypatch):
 CLI_CASES = ["gz truncated", "advglue null record"]  # each a process start (~10 s): two formats suffice
 
 
+@pytest.mark.slow  # a robustft process per case (the quick tier checks the same files in-process above)
 @pytest.mark.parametrize("name", CLI_CASES)
 def test_cli_eval_on_a_malformed_file_exits_2_with_one_line(name, tmp_path, tiny_model_dir):
     case = next(c for c in CASES if c.name == name)
@@ -134,6 +135,7 @@ def remote_code_folder(tmp_path, tiny_model_dir) -> Path:
     return folder
 
 
+@pytest.mark.slow  # a robustft process with `yes |` piped in
 def test_remote_code_model_never_runs_even_when_yes_is_piped(remote_code_folder, tmp_path):
     proc = run_cli(
         ["eval", "--model", str(remote_code_folder), "--task", "sst2", "-n", "8"],
@@ -198,6 +200,7 @@ def test_broken_model_folder_is_one_line_naming_the_path(damage, problem, tmp_pa
     assert problem in str(err.value) and str(folder) in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.slow  # a robustft process
 def test_cli_eval_of_a_pickle_only_folder_exits_2(tmp_path, tiny_model_dir):
     folder = tmp_path / "model"
     shutil.copytree(tiny_model_dir, folder)

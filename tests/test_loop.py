@@ -122,6 +122,7 @@ def test_tiny_model_learns_a_separable_task(tiny_model_dir, tmp_path):
     assert json.loads((run / "metrics.json").read_text())["best"]["dev_accuracy"] >= 0.9
 
 
+@pytest.mark.slow  # a robustft process
 def test_user_errors_print_one_line_without_traceback(tmp_path):
     (tmp_path / "sst2").mkdir()
     (tmp_path / "sst2" / "train.tsv").write_text("label\tsentence\n1\tgood\nx\tbad label\n")
