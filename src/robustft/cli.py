@@ -300,7 +300,7 @@ def quiet_libraries() -> None:
     transformers.utils.logging.disable_progress_bar()
 
 
-__all__ = ["main", "build_parser", "split_overrides", "ConfigError"]
+__all__ = ["main", "build_parser", "split_overrides"]
 
 if __name__ == "__main__":
     sys.exit(main())

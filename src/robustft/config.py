@@ -280,9 +280,8 @@ def validate(cfg) -> None:
         if meta.get("choices") is not None and value not in meta["choices"]:
             known = ", ".join(str(c) for c in meta["choices"] if c is not None)
             raise ConfigError(f"{f.name}: expected one of {known}, got {value!r}")
-    for name in ("model",):
-        if hasattr(cfg, name) and getattr(cfg, name) in (None, ""):
-            raise ConfigError(f"{name}: a value is required (--{name} PATH)")
+    if getattr(cfg, "model", "present") in (None, ""):
+        raise ConfigError("model: a value is required (--model PATH)")
     if getattr(cfg, "shard", None) is not None:
         cfg.shard = format_shard(parse_shard(cfg.shard))
 

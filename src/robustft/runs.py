@@ -224,7 +224,7 @@ def open_run(
     path.mkdir(parents=True, exist_ok=True)
     lock = _lock(path)
     if resume and saved is not None and saved.get("hash") == description["hash"]:
-        description = {**saved, **{k: v for k, v in description.items() if k in ("versions",)}}
+        description = {**saved, "versions": description["versions"]}  # keep what it started with; note today's code
     atomic_write_json(path / CONFIG, description)
     return Run(path, cfg.verb, description, finished=False, _lock=lock)
 
