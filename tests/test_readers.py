@@ -119,3 +119,8 @@ def test_missing_file_names_the_file_or_the_failed_hub_call(tmp_path, monkeypatc
         tasks.load_examples("textfooler-ag", "test")  # no hub twin
     with pytest.raises(MissingResource, match="load_dataset"):
         tasks.load_examples("ag_news", "test")  # hub twin tried; offline it fails with a clear message
+    with pytest.raises(MissingResource, match=f"ROBUSTFT_DATA={tmp_path}"):
+        tasks.load_examples("ag_news", "test")  # and says which data folder it looked in
+    monkeypatch.setenv("ROBUSTFT_DATA", str(tmp_path / "nowhere"))
+    with pytest.raises(MissingResource, match="nowhere is not a folder"):
+        tasks.load_examples("sst2", "train")  # a fresh machine without the data folder: the path is named

@@ -41,6 +41,14 @@ def data_file(relative: str, how_to_get: str = "") -> Path:
     return path
 
 
+def where_data_is() -> str:
+    """Where the data root points, for error messages: '$ROBUSTFT_DATA=/path' or why there is none."""
+    try:
+        return f"${DATA_ENV}={data_root()}"
+    except MissingResource as exc:
+        return str(exc)
+
+
 def has_data(relative: str) -> bool:
     """True when the data root is set and holds `relative` (used to choose offline vs hub)."""
     try:

@@ -390,7 +390,7 @@ def _read_split(task_name: str, split_name: str) -> tuple[Example, ...]:
         return _read_hub(task_name, split_name)
     missing = [f for f in split.files if not resources.has_data(f)]
     raise MissingResource(
-        f"task {task_name}/{split_name} needs {missing} under ${resources.DATA_ENV} "
+        f"task {task_name}/{split_name} needs {missing} under the data folder ({resources.where_data_is()}) "
         f"and has no hub source for this split"
     )
 
@@ -453,7 +453,7 @@ def load_from_hub(task: Task, split_name: str) -> list[Example]:
         ds = datasets.load_dataset(hub.path, hub.config, split=hub.splits[split_name])
     except Exception as exc:  # offline or unknown: say what was tried
         raise MissingResource(
-            f"task {task.name}/{split_name} is not under ${resources.DATA_ENV} and "
+            f"task {task.name}/{split_name} is not under the data folder ({resources.where_data_is()}) and "
             f"datasets.load_dataset({hub.path!r}, {hub.config!r}) failed: {exc}"
         ) from None
     out = []
