@@ -104,6 +104,19 @@ def test_killed_run_resumes_to_the_same_result(dropout_model_dir, tmp_path, monk
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
 
 
+def test_patience_stops_when_dev_accuracy_stops_improving_and_older_runs_keep_their_hash(tiny_model_dir, tmp_path):
+    from robustft.config import config_hash, hashed_settings
+
+    cfg = small_config(tiny_model_dir, tmp_path / "patient", epochs=5, lr=0.0, patience=1)
+    metrics = json.loads((loop.train(cfg, progress=False) / "metrics.json").read_text())
+    # lr 0: dev accuracy never improves after epoch 1, so one more epoch runs and then the loop stops
+    assert [h["epoch"] for h in metrics["history"]] == [1, 2] and metrics["epochs_run"] == 2
+    assert metrics["best"]["epoch"] == 1 and metrics["complete"]
+    old = small_config(tiny_model_dir, tmp_path / "old")  # patience None: hashed as before the key existed
+    assert "patience" not in hashed_settings(old) and "patience" in hashed_settings(cfg)
+    assert config_hash(old) != config_hash(small_config(tiny_model_dir, tmp_path / "old", patience=3))
+
+
 def test_tiny_model_learns_a_separable_task(tiny_model_dir, tmp_path):
     run = loop.train(
         small_config(

@@ -41,6 +41,9 @@ class RunSettings:
 
     # Keys that say where or how fast things run, not what is computed: left out of the hash.
     not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress"})
+    # Keys added after runs were made, with the value that means "as before": left out of the hash while they
+    # hold it, so a finished run of an older version keeps its hash and is reused.
+    hash_neutral: ClassVar[dict[str, Any]] = {}
     verb: ClassVar[str] = ""
 
     device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
@@ -71,6 +74,7 @@ class TrainConfig(RunSettings):
             "tracker",
         }
     )
+    hash_neutral: ClassVar[dict[str, Any]] = {"patience": None}
 
     model: str = setting("minilm", "alias, local folder or hub name")
     task: str = setting("sst2", "task name (robustft methods lists them)")
@@ -82,6 +86,9 @@ class TrainConfig(RunSettings):
     data_seed: int = setting(0, "seed of the data samples", min=0)
     max_length: int = setting(128, "tokens per example", min=2)
     epochs: int = setting(3, "training epochs", min=1)
+    patience: int | None = setting(
+        None, "stop after this many epochs without a better dev accuracy (None: train every epoch)", min=1
+    )
     batch_size: int = setting(32, "examples per batch", min=1)
     eval_batch_size: int = setting(128, "examples per dev batch", min=1)
     lr: float = setting(5e-5, "AdamW learning rate", min=0.0)
@@ -303,7 +310,12 @@ def format_shard(shard: tuple[int, int]) -> str:
 
 
 def hashed_settings(cfg) -> dict[str, Any]:
-    return {k: v for k, v in dataclasses.asdict(cfg).items() if k not in cfg.not_hashed}
+    neutral = cfg.hash_neutral
+    return {
+        k: v
+        for k, v in dataclasses.asdict(cfg).items()
+        if k not in cfg.not_hashed and not (k in neutral and v == neutral[k])
+    }
 
 
 def config_hash(cfg) -> str:

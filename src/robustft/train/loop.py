@@ -207,6 +207,8 @@ def _train(
     tracker = tracking.open_tracker(cfg, run_dir) if world.main else None
     train_model.train()
     for epoch in range(state["epoch"], cfg.epochs):
+        if out_of_patience(state, cfg.patience):  # checked here too, so a resume after the last epoch also stops
+            break
         objective.on_epoch_start(epoch)
         order = epoch_batches(
             items, cfg.batch_size, cfg.seed, epoch, cfg.group_by_length, objective.class_balanced_batches
@@ -321,11 +323,14 @@ def _train(
         state["epoch"], state["batch"] = epoch + 1, 0
         checkpoint(group, checkpoint_dir, modules, optimizer, scheduler, state, cfg.checkpoint_keep)
         schedule.saved()
+    if out_of_patience(state, cfg.patience) and state["epoch"] < cfg.epochs:
+        log.info("stopped after epoch %d: no better dev accuracy for %d epochs", state["epoch"], cfg.patience)
 
     metrics = {
         "best": state["best"],
         "history": state["history"],
         "steps": state["step"],
+        "epochs_run": state["epoch"],
         "train_time_s": round(state["train_time_s"], 3),
         "train_examples_per_s": round(state["examples"] / max(state["train_time_s"], 1e-9), 2),
         "n_train": len(train_examples),
@@ -353,6 +358,12 @@ def _train(
         run_dir,
     )
     return run_dir
+
+
+def out_of_patience(state: dict, patience: int | None) -> bool:
+    """Early stopping: `patience` epochs have ended since the best dev accuracy."""
+    best = state["best"]
+    return patience is not None and best is not None and state["epoch"] - best["epoch"] >= patience
 
 
 def checkpoint(group: distributed.Solo, folder: Path, modules, optimizer, scheduler, state: dict, keep: int) -> None:
