@@ -221,5 +221,7 @@ def write_fixture_runs(root: Path) -> Path:
     write_attack(root, "attack-rift-s0", rift, results)
     write_advglue(root, "adv-std-s0", train_config(), wrong_every=2)
     write_advglue(root, "adv-im-s0", train_config(arch="im"), wrong_every=3)
+    sst2 = [i % 2 for i in range(ADVGLUE_SIZES["advglue-sst2"])]
+    write_eval(root, "adv-rift-s0-advglue-sst2", rift, "advglue-sst2", "dev", sst2, sst2)  # one task only
     write_probe(root)
     return root

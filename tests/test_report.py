@@ -79,7 +79,7 @@ def test_paired_comparison_against_the_baseline_of_the_same_size(built):
 
 def test_advglue_official_score_and_majority_from_the_examples(built):
     adv = built[2]["advglue"]
-    assert set(adv) == {"im+standard", "plain+standard (n=1000)"}
+    assert set(adv) == {"im+standard", "plain+standard (n=1000)", "plain+rift"}
     expected = {}
     for split, size in ADVGLUE_SIZES.items():
         classes = 3 if "mnli" in split else 2
@@ -88,6 +88,8 @@ def test_advglue_official_score_and_majority_from_the_examples(built):
     official = advglue.official_score(expected)
     assert adv["im+standard"]["score"]["mean"] == pytest.approx(official["score"])
     assert adv["im+standard"]["majority_score"] == pytest.approx(official["majority_score"])
+    one_task = adv["plain+rift"]  # AdvGLUE SST-2 only: no overall score, but its seed is counted
+    assert one_task["score"]["mean"] is None and one_task["seeds_run"] == 1 and one_task["seeds"] == []
     ev = evaluation(built[2], "advglue", "advglue-sst2")
     assert ev["majority"]["accuracy"] == pytest.approx(0.5)  # 6 of 12 per label
 

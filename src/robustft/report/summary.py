@@ -229,6 +229,7 @@ def _advglue(keyed, labels) -> dict:
         complete = {s: r for s, r in scored.items() if r["score"] is not None}
         first = next(iter(scored.values()))
         out[labels[key]] = {
+            "seeds_run": len(scored),  # seeds with any AdvGLUE split, complete or not
             "seeds": [{"seed": s, "score": r["score"], "tasks": r["tasks"]} for s, r in complete.items()],
             "score": mean_std([r["score"] for r in complete.values()]),
             "tasks": {t: mean_std([r["tasks"][t] for r in scored.values() if t in r["tasks"]]) for t in advglue.TASKS},

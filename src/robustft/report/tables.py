@@ -124,7 +124,7 @@ def advglue_table(summary: dict) -> Table | None:
     majority = None
     for label, a in summary["advglue"].items():
         rows.append(
-            [label, str(len(a["seeds"])), mean_pm(a["score"])] + [mean_pm(a["tasks"].get(t)) for t in ADVGLUE_TASKS]
+            [label, str(a["seeds_run"]), mean_pm(a["score"])] + [mean_pm(a["tasks"].get(t)) for t in ADVGLUE_TASKS]
         )
         if a["missing"]:
             notes.append(f"{label}: no overall score, missing {', '.join(a['missing'])}.")
