@@ -55,7 +55,7 @@ class Recorder:
         self.batches: list[tuple[dict, str]] = []  # (tokenised batch, precision it ran in)
         self.rows: list[tuple[str, str | None]] = []
         self.seconds: dict[str, float] = defaultdict(float)
-        self.lm_words = 0
+        self.lm_items = 0
         self.batches_total = 0
         self.paused = False
         self._precision = victim.precision
@@ -85,9 +85,9 @@ class Recorder:
             if scorer is not None and hasattr(scorer, "score"):
                 score = scorer.score
 
-                def counted(texts, score=score):
-                    self.lm_words += sum(len(t.split()) for t in texts)  # each word: >= 1 masked copy (one per piece)
-                    return self._timed("lm_scorer", score, texts)
+                def counted(items, score=score):
+                    self.lm_items += len(items)  # windows (pll) or swapped words in their window (word) not cached
+                    return self._timed("lm_scorer", score, items)
 
                 scorer.score = counted
 
@@ -153,9 +153,10 @@ def measure(
         mode=MODES[mode],
         pad_to_multiple_of=pad_multiple,
     )
-    attack = build_attack(
-        recipe, victim, mlm=mlm, overrides={"query_budget": args.query_budget} if args.query_budget else None
-    )
+    overrides = {"query_budget": args.query_budget} if args.query_budget else {}
+    if variant == "lm-word":
+        overrides["lm_scorer"] = "masked-lm-word"
+    attack = build_attack(recipe, victim, mlm=mlm, overrides=overrides or None)
     if variant == "per-position":
         attack.search._best_scores = per_position_best_scores
     attack.run(warmup, 0, 0)  # lazy resources (WordNet, USE, tagger) load outside the timing
@@ -204,6 +205,7 @@ def measure(
         "attack_success_rate": s["attack_success_rate"],
         "accuracy_under_attack": s["accuracy_under_attack"],
         "records_digest": records_digest(records),
+        "results": [r.result for r in records],  # per example, for paired comparisons of variants
     }
     secs = dict(recorder.seconds)
     accounted = secs.get("victim", 0.0) + sum(
@@ -211,8 +213,8 @@ def measure(
     )
     row["seconds"] = {k: round(v, 3) for k, v in sorted(secs.items())}
     row["seconds"]["other"] = round(wall - accounted, 3)
-    if recorder.lm_words:
-        row["lm_scorer_words_scored"] = recorder.lm_words
+    if recorder.lm_items:
+        row["lm_scorer_items_scored"] = recorder.lm_items
     if mode == "fast":
         row.update(
             {
@@ -298,8 +300,9 @@ def main() -> None:
         "--variants",
         nargs="+",
         default=["current"],
-        choices=["current", "per-position"],
-        help="per-position: PWWS scoring one position per victim request (the code before batching)",
+        choices=["current", "per-position", "lm-word"],
+        help="per-position: PWWS scoring one position per victim request (the code before batching); lm-word: "
+        "the genetic attack's LM filter scoring the swapped word instead of the window's pseudo-log-likelihood",
     )
     ap.add_argument(
         "--threads",
@@ -362,7 +365,7 @@ def main() -> None:
                         )
                         row["repeat"] = repeat
                         runs.append(row)
-                        digests[(recipe, precision)].add(row["records_digest"])
+                        digests[(recipe, precision, variant == "lm-word")].add(row["records_digest"])
                         floor = (
                             f", {row['x_floor_ideal']}x ideal floor / {row['x_floor_as_called']}x as called"
                             if mode == "fast"
@@ -389,7 +392,9 @@ def main() -> None:
             "query_budget_unit": "textattack",
             "load_average_before": load_before,
             "load_average_after": load_average(),
-            "same_records_across_modes_and_repeats": {f"{r}/{p}": len(d) == 1 for (r, p), d in digests.items()},
+            "same_records_across_modes_and_repeats": {
+                f"{r}/{p}{'/lm-word' if w else ''}": len(d) == 1 for (r, p, w), d in digests.items()
+            },
             "runs": runs,
         },
     )

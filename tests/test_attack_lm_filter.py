@@ -1,18 +1,56 @@
-"""The genetic attack's LM-filter scorer: the project's masked-LM pseudo-log-likelihood, cached per window."""
+"""The genetic attack's LM filter: its two masked-LM scorers (the window's pseudo-log-likelihood and the swapped
+word's log-probability), cached per item, and the filter's accept/reject rule on real sentences."""
 
 import pytest
 
-from robustft.attacks.constraints.lm_filter import MaskedLMPseudoLogLikelihood
+from robustft.attacks.constraints.lm_filter import (
+    LanguageModelFilter,
+    MaskedLMPseudoLogLikelihood,
+    MaskedLMWordLogProb,
+)
+from robustft.attacks.words import AttackedText
 from robustft.models import mlm
+from robustft.models.factory import tiny_bert_mlm
+
+
+class CountingScorer(MaskedLMWordLogProb):
+    def __init__(self, model, tok):
+        super().__init__(model, tok)
+        self.scored = 0
+
+    def score(self, items):
+        self.scored += len(items)
+        return super().score(items)
+
+
+def test_filter_compares_each_swap_with_the_original_window_and_caches():
+    model, tok = tiny_bert_mlm(seed=0)
+    scorer = CountingScorer(model, tok)
+    text = AttackedText("the film , in short , was good and the cast was fun")
+    swaps = [text.replace_word(5, w) for w in ("fine", "nice", "great")]  # "good"; words leave out the commas
+    base = scorer([LanguageModelFilter._item(text, 5, 0, 11)])[0]
+    new = scorer([LanguageModelFilter._item(s, 5, 0, 11) for s in swaps])
+    lenient = LanguageModelFilter(scorer, window=6, max_drop=1e9).filter(swaps, text, text)
+    assert lenient == swaps  # any drop allowed
+    threshold = base - sorted(new)[1]  # keeps exactly the swaps that drop the score by at most this
+    kept = LanguageModelFilter(scorer, window=6, max_drop=threshold + 1e-9).filter(swaps, text, text)
+    assert kept == [s for s, v in zip(swaps, new, strict=True) if v >= base - threshold - 1e-9] and len(kept) == 2
+    assert scorer.scored == 4  # the original window and the three swaps, each scored once despite three filters
 
 
 @pytest.mark.slow
-def test_scorer_prefers_the_fluent_window_and_caches_scores():
+def test_both_scorers_prefer_the_fluent_word_on_the_shipped_masked_lm():
     model, tok = mlm.load_masked_lm("minilm")
-    scorer = MaskedLMPseudoLogLikelihood(model, tok, source=model.mlm_source)
+    text = AttackedText("the movie was great fun .")
+    for cls in (MaskedLMPseudoLogLikelihood, MaskedLMWordLogProb):
+        scorer = cls(model, tok, source=model.mlm_source)
+        items = [LanguageModelFilter._item(t, 4, 0, 5) for t in (text, text.replace_word(4, "fork"))]
+        fluent, odd = scorer(items)
+        assert fluent > odd, cls.kind
+        assert list(scorer(items[::-1])) == [odd, fluent]  # from the cache, same values
+        assert cls.kind in scorer.name and "robustft MLM head" in scorer.name  # the run records what ran
+    pll = MaskedLMPseudoLogLikelihood(model, tok)
     texts = ["the movie was great fun .", "the movie was great fork ."]
-    fluent, odd = scorer(texts)
-    assert fluent > odd
-    assert list(scorer(texts[::-1])) == [odd, fluent]  # from the cache, same values
-    assert [fluent, odd] == pytest.approx(mlm.pseudo_log_likelihood(model, tok, texts, precision="fp32"))
-    assert "robustft MLM head" in scorer.name  # the run records which scorer ran
+    assert list(pll([(t, (0, 0)) for t in texts])) == pytest.approx(
+        mlm.pseudo_log_likelihood(model, tok, texts, precision="fp32")
+    )

@@ -90,6 +90,29 @@ def test_pseudo_log_likelihood_batches_and_splits_by_position(tiny):
     assert rest[2] == 0.0
 
 
+def test_masked_span_log_prob_masks_the_whole_word_and_shares_rows(tiny, monkeypatch):
+    model, tok = tiny
+    text = "the movie was great fun"
+    # "fun" and "good" (one piece each) in the same context: one masked row; "snorkelling" has four
+    items = [(text, (20, 23)), ("the movie was great good", (20, 24)), ("the movie was great snorkelling", (20, 31))]
+    rows = []
+    real = mlm.masked_logits
+    monkeypatch.setattr(
+        mlm, "masked_logits", lambda m, batch, where: rows.append(int(where.shape[0])) or real(m, batch, where)
+    )
+    fun, good, long = mlm.masked_span_log_prob(model, tok, items, precision="fp32")
+    assert sum(rows) == 2  # two distinct masked inputs (one [MASK] and several), not three
+    ids = tok(text)["input_ids"]
+    masked = ids[:-2] + [tok.mask_token_id] + ids[-1:]
+    with torch.no_grad():
+        logp = torch.log_softmax(model(input_ids=torch.tensor([masked])).logits[0, -2], dim=-1)
+    assert fun == pytest.approx(float(logp[ids[-2]]), abs=1e-4)
+    assert good == pytest.approx(float(logp[tok.convert_tokens_to_ids("good")]), abs=1e-4)
+    pieces = tok("snorkelling", add_special_tokens=False)["input_ids"]
+    assert len(pieces) > 1 and long < min(fun, good)  # several pieces, each a log-probability below 0
+    assert mlm.masked_span_log_prob(model, tok, [(text, (5, 5))]) == [0.0]  # an empty span scores nothing
+
+
 def test_hub_loader_refuses_a_checkpoint_without_a_trained_head(tmp_path, tiny):
     _, tok = tiny
     torch.manual_seed(0)

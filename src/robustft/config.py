@@ -205,7 +205,10 @@ class ProbeConfig(RunSettings):
     models: list[str] = setting(help="[NAME=]PATH of saved models or run folders (repeat --models)", factory=list)
     base: str | None = setting(None, "one checkpoint probed as several variants (alias, folder or hub name)")
     variants: str = setting("plain,ex,im", "with base: plain, ex and/or im (im settings from --im.*)")
-    im: dict[str, Any] = setting(help="IM/EX settings for the base variants", factory=dict)
+    im: dict[str, Any] = setting(
+        help="IM/EX settings for the base variants (K, eta, dt, layers, form, solver, beta, memory, halvings)",
+        factory=dict,
+    )
     task: str = setting("sst2", "task name")
     split: str = setting("dev", "split")
     n: int = setting(200, "seeded sample of n texts", min=1)

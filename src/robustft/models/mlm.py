@@ -375,3 +375,50 @@ def pseudo_log_likelihood(
         for (i, _), value in zip(chunk, logp.tolist(), strict=True):
             scores[i] += value
     return scores
+
+
+@torch.no_grad()
+def masked_span_log_prob(
+    model, tokenizer, items, batch_size: int = 64, max_length: int = 256, precision: str = "auto"
+) -> list[float]:
+    """log p(the word pieces inside a character span | the rest of the text), in nats, for (text, (start, end))
+    items: every piece of the span masked at once, each scored independently (BERT-Attack's scoring of a
+    multi-piece word). One forward per distinct masked input: the substitutes of one word in one context share
+    a row when they have as many pieces as each other, so scoring a word's 8 neighbours costs about one forward.
+    A span with no piece within max_length scores 0."""
+    if not getattr(tokenizer, "is_fast", False):
+        raise RobustftError("masked_span_log_prob needs a fast tokenizer (character offsets)")
+    rows: dict[tuple, int] = {}
+    encoded, targets = [], []  # per distinct row: (ids, types); per item: (row, [(position, true id)])
+    for text, (start, end) in items:
+        enc = tokenizer(text, truncation=True, max_length=max_length, return_offsets_mapping=True)
+        ids = list(enc["input_ids"])
+        inside = [t for t, (a, b) in enumerate(enc["offset_mapping"]) if b > a and a >= start and b <= end]
+        truth = [(t, ids[t]) for t in inside]
+        for t in inside:
+            ids[t] = tokenizer.mask_token_id
+        types = list(enc.get("token_type_ids") or [0] * len(ids))
+        key = (tuple(ids), tuple(types))
+        if key not in rows:
+            rows[key] = len(encoded)
+            encoded.append((ids, types))
+        targets.append((rows[key], truth))
+    by_row: dict[int, list[int]] = {}
+    for item, (row, truth) in enumerate(targets):
+        if truth:
+            by_row.setdefault(row, []).append(item)
+    order = sorted(by_row, key=lambda r: len(encoded[r][0]))  # similar lengths batch with little padding
+    scores = [0.0] * len(targets)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        rows_in = [{"input_ids": encoded[r][0], "token_type_ids": encoded[r][1]} for r in chunk]
+        batch = pad_rows(rows_in, tokenizer.pad_token_id)
+        where = (batch["input_ids"] == tokenizer.mask_token_id) & batch["attention_mask"].bool()
+        with runtime.autocast(runtime.model_device(model), precision):
+            logp = torch.log_softmax(masked_logits(model, batch, where).float().cpu(), dim=-1)
+        # masked_logits returns the masked positions in row-major order: index them by (row, position)
+        at = {(chunk[b], t): k for k, (b, t) in enumerate(where.nonzero().tolist())}
+        for r in chunk:
+            for item in by_row[r]:
+                scores[item] = sum(float(logp[at[(r, t)], token]) for t, token in targets[item][1])
+    return scores

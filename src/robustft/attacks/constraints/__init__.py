@@ -3,7 +3,12 @@ sentence similarity, antonyms, language model)."""
 
 from robustft.attacks.constraints.antonyms import Antonyms
 from robustft.attacks.constraints.base import Constraint
-from robustft.attacks.constraints.lm_filter import LanguageModelFilter, MaskedLMPseudoLogLikelihood
+from robustft.attacks.constraints.lm_filter import (
+    SCORERS,
+    LanguageModelFilter,
+    MaskedLMPseudoLogLikelihood,
+    MaskedLMWordLogProb,
+)
 from robustft.attacks.constraints.overlap import MaxWordsPerturbed, RepeatModification, StopwordModification
 from robustft.attacks.constraints.pos import PartOfSpeech
 from robustft.attacks.constraints.similarity import SentenceSimilarity
@@ -18,4 +23,6 @@ __all__ = [
     "Antonyms",
     "LanguageModelFilter",
     "MaskedLMPseudoLogLikelihood",
+    "MaskedLMWordLogProb",
+    "SCORERS",
 ]

@@ -1,10 +1,17 @@
-"""Language-model filter (Alzantot et al. 2018; Jia et al. 2019): a substitute must not lower the
-log-probability of the +-`window` words around it by more than `max_drop`.
+"""Language-model filter (Alzantot et al. 2018; Jia et al. 2019): a substitute must not lower the language
+model's score around it by more than `max_drop` (nats), compared with the original text.
 
 The original filter used the Google 1-billion-word LM, which is not available offline. The scorer is
-pluggable; the default is a masked-LM pseudo-log-likelihood (Salazar et al. 2020: mask each token in
-turn, sum the log-probabilities of the true tokens), whose scale differs from a left-to-right LM's.
-The run records which scorer ran.
+pluggable and the run records which one ran:
+
+- `masked-lm-pll` (default): the masked-LM pseudo-log-likelihood (Salazar et al. 2020: mask each token in
+  turn, sum the log-probabilities of the true tokens) of the +-`window` words, closest to Jia et al.'s
+  log-probability of the window (it sees how the swap changes its neighbours' likelihood). Its scale differs
+  from a left-to-right LM's. It costs one masked forward per token of every scored window: 3-5x the victim's
+  own queries in the genetic attack.
+- `masked-lm-word`: log p(substitute | the window, the word masked), Alzantot et al.'s own form (the LM scores
+  the candidate words in their context). All 8 neighbours of a word share one masked forward, so it costs a
+  small fraction of the victim's queries; it does not see effects on the neighbouring words.
 """
 
 from __future__ import annotations
@@ -14,9 +21,11 @@ import numpy as np
 from robustft.attacks.constraints.base import Constraint
 
 
-class MaskedLMPseudoLogLikelihood:
-    """Sum over tokens of log p(token | text with that token masked), batched and cached per window text
-    (`robustft.models.mlm.pseudo_log_likelihood` does the scoring)."""
+class _MaskedLMScorer:
+    """A scorer of (window text, (start, end) of the swapped word in it) items, cached per item (windows repeat
+    across candidates and generations); subclasses say what is scored."""
+
+    kind = ""
 
     def __init__(self, mlm=None, tokenizer=None, batch_size: int = 128, source: str = ""):
         if mlm is None:
@@ -24,26 +33,53 @@ class MaskedLMPseudoLogLikelihood:
 
             mlm, tokenizer = default_masked_lm()
         self.mlm, self.tokenizer, self.batch_size = mlm.eval(), tokenizer, batch_size
-        self._known: dict[str, float] = {}  # window text -> score; windows repeat across candidates
+        self._known: dict = {}
         which = (
             source or getattr(mlm, "mlm_source", "") or getattr(mlm.config, "name_or_path", "") or type(mlm).__name__
         )
-        self.name = f"masked-lm-pll:{which}"  # recorded: which masked LM ran
+        self.name = f"{self.kind}:{which}"  # recorded: which scorer and which masked LM ran
 
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._known]
+    def key(self, item):
+        return item
+
+    def __call__(self, items: list[tuple[str, tuple[int, int]]]) -> np.ndarray:
+        missing = list({self.key(it): it for it in items if self.key(it) not in self._known}.values())
         if missing:
-            for t, s in zip(missing, self.score(missing), strict=True):
-                self._known[t] = float(s)
-        return np.array([self._known[t] for t in texts], dtype=np.float64)
+            for it, s in zip(missing, self.score(missing), strict=True):
+                self._known[self.key(it)] = float(s)
+        return np.array([self._known[self.key(it)] for it in items], dtype=np.float64)
 
-    def score(self, texts: list[str]) -> np.ndarray:
+    def score(self, items) -> list[float]:
+        raise NotImplementedError
+
+
+class MaskedLMPseudoLogLikelihood(_MaskedLMScorer):
+    """Pseudo-log-likelihood of the whole window (`robustft.models.mlm.pseudo_log_likelihood`)."""
+
+    kind = "masked-lm-pll"
+
+    def key(self, item):
+        return item[0]  # the window's text: its score does not depend on which word was swapped
+
+    def score(self, items) -> list[float]:
         from robustft.models.mlm import pseudo_log_likelihood
 
-        return np.array(
-            pseudo_log_likelihood(self.mlm, self.tokenizer, texts, batch_size=self.batch_size, precision="fp32"),
-            dtype=np.float64,
-        )
+        texts = [text for text, _ in items]
+        return pseudo_log_likelihood(self.mlm, self.tokenizer, texts, batch_size=self.batch_size, precision="fp32")
+
+
+class MaskedLMWordLogProb(_MaskedLMScorer):
+    """log p(the swapped word | its window) (`robustft.models.mlm.masked_span_log_prob`)."""
+
+    kind = "masked-lm-word"
+
+    def score(self, items) -> list[float]:
+        from robustft.models.mlm import masked_span_log_prob
+
+        return masked_span_log_prob(self.mlm, self.tokenizer, items, batch_size=self.batch_size, precision="fp32")
+
+
+SCORERS = {cls.kind: cls for cls in (MaskedLMPseudoLogLikelihood, MaskedLMWordLogProb)}
 
 
 class LanguageModelFilter(Constraint):
@@ -54,18 +90,24 @@ class LanguageModelFilter(Constraint):
         self.window, self.max_drop = window, max_drop
         self.compare_against_original = compare_against_original
 
+    @staticmethod
+    def _item(text, i: int, lo: int, hi: int) -> tuple[str, tuple[int, int]]:
+        """The window's text and the character span of word i within it."""
+        base = text.spans[lo][0]
+        return text.text_window(lo, hi), (text.spans[i][0] - base, text.spans[i][1] - base)
+
     def filter(self, candidates, current, original):
         if not candidates:
             return []
         ref = original if self.compare_against_original else current
-        texts, spans = [], []
+        items, spans = [], []
         for c in candidates:
-            start = len(texts)
+            start = len(items)
             for i in sorted(c.last_modified):
                 lo, hi = max(0, i - self.window), min(c.num_words, i + self.window + 1)
-                texts += [ref.text_window(lo, hi), c.text_window(lo, hi)]
-            spans.append((start, len(texts)))
-        scores = self.scorer(texts)
+                items += [self._item(ref, i, lo, hi), self._item(c, i, lo, hi)]
+            spans.append((start, len(items)))
+        scores = self.scorer(items)
         keep = []
         for c, (a, b) in zip(candidates, spans, strict=True):
             pairs = scores[a:b].reshape(-1, 2)

@@ -9,12 +9,13 @@
   recomputed per member, the previous elite returned after the last generation); see search/genetic.py.
 - Constraints: stopwords (TextAttack's alzantot recipe), at most 20% of words changed (Alzantot), LM
   filter: log-prob of the +-6-word window may drop by at most 5 (Jia et al.). Their Google 1B LM is not
-  offline: the scorer is a masked-LM pseudo-log-likelihood (`lm_scorer="masked-lm-pll"`), recorded in the
-  run's config; lm_scorer=None switches the filter off.
+  offline: the scorer is a masked-LM pseudo-log-likelihood of the window (`lm_scorer="masked-lm-pll"`), or the
+  cheaper masked-LM log-probability of the swapped word in its window (`"masked-lm-word"`, Alzantot's form;
+  constraints/lm_filter.py compares them), recorded in the run's config; lm_scorer=None switches the filter off.
 """
 
 from robustft.attacks.attack import Attack
-from robustft.attacks.constraints import LanguageModelFilter, MaskedLMPseudoLogLikelihood
+from robustft.attacks.constraints import SCORERS, LanguageModelFilter
 from robustft.attacks.recipes.common import neighbour_source, shared_constraints, stopwords
 from robustft.attacks.search import Genetic
 
@@ -38,15 +39,14 @@ CONFIG = {
 
 def build(victim, config: dict, mlm=None) -> Attack:
     constraints = [stopwords(config), *shared_constraints(config)]
-    if config.get("lm_scorer") == "masked-lm-pll":
+    scorer = config.get("lm_scorer")
+    if scorer in SCORERS:
         model, tokenizer = mlm if mlm is not None else (None, None)
         constraints.append(
-            LanguageModelFilter(
-                MaskedLMPseudoLogLikelihood(model, tokenizer), config["lm_window"], config["lm_max_drop"]
-            )
+            LanguageModelFilter(SCORERS[scorer](model, tokenizer), config["lm_window"], config["lm_max_drop"])
         )
-    elif config.get("lm_scorer") is not None:
-        raise ValueError(f"unknown lm_scorer {config['lm_scorer']!r} (masked-lm-pll or None)")
+    elif scorer is not None:
+        raise ValueError(f"unknown lm_scorer {scorer!r} ({', '.join(SCORERS)} or None)")
     search = Genetic(
         config["population"], config["generations"], config["temperature"], config["faster"], compat=config["compat"]
     )
