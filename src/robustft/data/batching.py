@@ -121,7 +121,8 @@ def _class_balanced(items, batch_size, rng, group_by_length: bool = True) -> lis
     """B/C examples of each class per batch (RIFT); an epoch ends when the largest class is used up,
     smaller classes are re-shuffled and cycled. With `group_by_length`, each class's examples of a window of
     batches are sorted by length and dealt out in that order, so a batch holds the j-th shortest of every class:
-    still exactly balanced, and padded to similar lengths (up to 3x less padding on SST-2)."""
+    still exactly balanced, and padded to similar lengths (up to 3x less padding on SST-2). The RIFT release draws
+    at random (group_by_length=False); docs/rift.md lists this as a deviation for speed."""
     by_label: dict[int, list[int]] = {}
     for i, it in enumerate(items):
         by_label.setdefault(it.example.label, []).append(i)
