@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from report_fixtures import ADVGLUE_SIZES, write_eval, write_fixture_runs
+from report_fixtures import ADVGLUE_SIZES, train_config, write_eval, write_fixture_runs
 from robustft.evaluate import advglue, stats
 from robustft.report import build_report
 from robustft.report.browser import find_browser
@@ -92,6 +92,19 @@ def test_advglue_official_score_and_majority_from_the_examples(built):
     assert one_task["score"]["mean"] is None and one_task["seeds_run"] == 1 and one_task["seeds"] == []
     ev = evaluation(built[2], "advglue", "advglue-sst2")
     assert ev["majority"]["accuracy"] == pytest.approx(0.5)  # 6 of 12 per label
+
+
+def test_advglue_score_joins_the_five_task_models_of_one_method(tmp_path):
+    """The advglue bench trains one model per task: their splits make one method's official score."""
+    for arch in ("plain", "im"):
+        for split, size in ADVGLUE_SIZES.items():
+            cfg = {**train_config(arch=arch), "task": split.removeprefix("advglue-").removesuffix("-mm")}
+            labels = [i % (3 if "mnli" in split else 2) for i in range(size)]
+            write_eval(tmp_path / "runs", f"{arch}-{split}", cfg, split, "dev", labels, labels)
+    summary = build_report([tmp_path / "runs"], tmp_path / "out")
+    assert set(summary["advglue"]) == {"im+standard", "plain+standard"}  # not one entry per task model
+    assert summary["advglue"]["im+standard"]["score"]["mean"] == pytest.approx(1.0)
+    assert summary["advglue"]["im+standard"]["arch"] == "im" and not summary["advglue"]["im+standard"]["missing"]
 
 
 def test_training_size_pairs_points_of_one_family(built):

@@ -84,16 +84,15 @@ def _ours(summary: dict, rule: tuple) -> list[str]:
             if a["score"]["mean"] is not None
         ]
     if rule[0] == "im_advglue_gain":
-        scores = {
-            label: a["score"]["mean"] for label, a in summary["advglue"].items() if a["score"]["mean"] is not None
-        }
+        adv = summary["advglue"]  # its methods span the five task models, so they carry their own settings
+        scores = {label: a["score"]["mean"] for label, a in adv.items() if a["score"]["mean"] is not None}
         out = []
         for label, score in scores.items():
-            m = methods[label]
+            m = adv[label]
             if m["arch"] != "im":
                 continue
             for other, base in scores.items():
-                o = methods[other]
+                o = adv[other]
                 if (o["arch"], o["method"], o["model"], o["size"]) == ("plain", m["method"], m["model"], m["size"]):
                     out.append(f"{label} - {other}: {100 * (score - base):+.1f} (dev)")
         return out

@@ -8,6 +8,7 @@ task and training size) on the same example ids, seed by seed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from robustft.errors import ConfigError
@@ -75,7 +76,7 @@ def build_summary(runs: list[Run], baseline: str | None = None) -> dict:
         "baseline": baseline or "plain+standard (same model, task and training size)",
         "methods": methods,
         "evaluations": evaluations,
-        "advglue": _advglue(keyed, labels),
+        "advglue": _advglue(keyed),
         "training_size": _training_size(methods, evaluations),
         "probes": _probes(runs),
         "deviations": collect_deviations(runs),
@@ -214,21 +215,30 @@ def _compare(mine: dict[str, Run], base: dict[str, Run], label: str, base_label:
     }
 
 
-def _advglue(keyed, labels) -> dict:
-    """The official score per method and seed, where a seed has all six AdvGLUE splits with examples."""
+def _advglue(keyed) -> dict:
+    """The official score per method and seed, where a seed has all six AdvGLUE splits with examples.
+
+    The benchmark fine-tunes one model per task (SST-2's model scores advglue-sst2, MNLI's both MNLI splits), so a
+    method here is its training config without the task."""
+    cross = {key: dataclasses.replace(key, task="*") for _, key in keyed}
+    labels = labels_for(list(dict.fromkeys(cross.values())))
     found: dict[MethodKey, dict[str, dict[str, tuple]]] = {}
     for run, key in keyed:
-        task = str(run.config.get("task", ""))
-        if run.verb == "eval" and task in advglue.SPLITS and run.examples is not None and not run.config.get("n"):
+        split = str(run.config.get("task", ""))
+        if run.verb == "eval" and split in advglue.SPLITS and run.examples is not None and not run.config.get("n"):
             preds = [int(e["prediction"]) for e in run.examples]
             gold = [int(e["label"]) for e in run.examples]
-            found.setdefault(key, {}).setdefault(seed_of(run.model_config), {})[task] = (preds, gold)
+            found.setdefault(cross[key], {}).setdefault(seed_of(run.model_config), {})[split] = (preds, gold)
     out = {}
     for key, seeds in found.items():
         scored = {s: advglue.official_score(splits) for s, splits in sorted(seeds.items())}
         complete = {s: r for s, r in scored.items() if r["score"] is not None}
         first = next(iter(scored.values()))
         out[labels[key]] = {
+            "model": key.model,
+            "arch": key.arch,
+            "method": key.method,
+            "size": key.size,
             "seeds_run": len(scored),  # seeds with any AdvGLUE split, complete or not
             "seeds": [{"seed": s, "score": r["score"], "tasks": r["tasks"]} for s, r in complete.items()],
             "score": mean_std([r["score"] for r in complete.values()]),
