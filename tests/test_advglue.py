@@ -67,3 +67,24 @@ def test_majority_baseline_on_the_real_advglue_dev_set():
     assert scored["splits"]["advglue-sst2"]["majority"]["accuracy"] == pytest.approx(76 / 148)  # the 51.4%
     expected = (76 / 148 + (46 / 78 + 0.0) / 2 + 74 / 148 + 46 / 81 + (50 / 121 + 60 / 162) / 2) / 5
     assert scored["majority_score"] == pytest.approx(expected)  # 0.4536
+
+
+def test_paired_score_difference_interval_and_verdict():
+    sizes = {"advglue-sst2": 40, "advglue-qqp": 40, "advglue-qnli": 40, "advglue-rte": 40}
+    sizes.update({"advglue-mnli": 30, "advglue-mnli-mm": 30})
+    truth = {s: [i % (3 if "mnli" in s else 2) for i in range(n)] for s, n in sizes.items()}
+    right = {s: (list(y), y) for s, y in truth.items()}
+    same = advglue.paired_score_difference(right, right, n_boot=200)
+    assert same["difference"] == 0.0 and same["ci95"] == [0.0, 0.0] and not same["detected"]
+    # B wrong on every 4th example of each split: A's score is higher by exactly that much, clearly detected
+    wrong = {
+        s: ([(p + 1) % (3 if "mnli" in s else 2) if i % 4 == 0 else p for i, p in enumerate(y)], y)
+        for s, y in truth.items()
+    }
+    diff = advglue.paired_score_difference(right, wrong, n_boot=200)
+    assert diff["difference"] == pytest.approx(
+        advglue.official_score(right)["score"] - advglue.official_score(wrong)["score"]
+    )
+    assert diff["detected"] and diff["ci95"][0] > 0
+    with pytest.raises(ValueError, match="same splits"):
+        advglue.paired_score_difference(right, {"advglue-sst2": right["advglue-sst2"]})

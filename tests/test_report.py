@@ -105,6 +105,9 @@ def test_advglue_score_joins_the_five_task_models_of_one_method(tmp_path):
     assert set(summary["advglue"]) == {"im+standard", "plain+standard"}  # not one entry per task model
     assert summary["advglue"]["im+standard"]["score"]["mean"] == pytest.approx(1.0)
     assert summary["advglue"]["im+standard"]["arch"] == "im" and not summary["advglue"]["im+standard"]["missing"]
+    (paired,) = summary["advglue"]["im+standard"]["vs_baseline"]["per_seed"]  # both perfect: no difference
+    assert summary["advglue"]["im+standard"]["vs_baseline"]["baseline"] == "plain+standard"
+    assert paired["difference"] == 0.0 and not paired["detected"]
 
 
 def test_training_size_pairs_points_of_one_family(built):

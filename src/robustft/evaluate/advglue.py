@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from robustft.evaluate.stats import majority_baseline
 
 SPLITS = ("advglue-sst2", "advglue-qqp", "advglue-qnli", "advglue-rte", "advglue-mnli", "advglue-mnli-mm")
@@ -72,3 +74,28 @@ def official_score(results: dict[str, tuple[Sequence[int], Sequence[int]]]) -> d
         "majority_score": sum(majority_tasks.values()) / len(TASKS) if complete else None,
         "missing": [t for t in TASKS if t not in tasks],
     }
+
+
+def paired_score_difference(
+    a: dict[str, tuple[Sequence[int], Sequence[int]]],
+    b: dict[str, tuple[Sequence[int], Sequence[int]]],
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> dict:
+    """The official score of A minus B, both scored on the same examples of every split (same order), with a 95%
+    paired bootstrap interval: each split's examples are resampled, the same draw for both methods, and both
+    scores recomputed. The difference counts as detected when the interval excludes 0."""
+    if set(a) != set(b) or any(list(a[s][1]) != list(b[s][1]) for s in a):
+        raise ValueError("paired AdvGLUE scores need the same splits with the same labels in the same order")
+    difference = official_score(a)["score"] - official_score(b)["score"]
+    rng = np.random.default_rng(seed)
+    arrays = {s: (np.asarray(a[s][0]), np.asarray(b[s][0]), np.asarray(a[s][1])) for s in sorted(a)}
+    draws = []
+    for _ in range(n_boot):
+        ra, rb = {}, {}
+        for s, (pa, pb, y) in arrays.items():
+            idx = rng.integers(0, len(y), len(y))
+            ra[s], rb[s] = (pa[idx].tolist(), y[idx].tolist()), (pb[idx].tolist(), y[idx].tolist())
+        draws.append(official_score(ra)["score"] - official_score(rb)["score"])
+    low, high = (float(q) for q in np.quantile(draws, [0.025, 0.975]))
+    return {"difference": difference, "ci95": [low, high], "detected": not low <= 0.0 <= high}

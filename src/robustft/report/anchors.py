@@ -94,7 +94,13 @@ def _ours(summary: dict, rule: tuple) -> list[str]:
             for other, base in scores.items():
                 o = adv[other]
                 if (o["arch"], o["method"], o["model"], o["size"]) == ("plain", m["method"], m["model"], m["size"]):
-                    out.append(f"{label} - {other}: {100 * (score - base):+.1f} (dev)")
+                    paired = m.get("vs_baseline", {})
+                    if paired.get("baseline") == other and paired["per_seed"]:
+                        d = paired["per_seed"][0]  # the paired interval of the first seed both ran
+                        low, high = (100 * x for x in d["ci95"])
+                        out.append(f"{label} - {other}: {100 * d['difference']:+.1f} [{low:+.1f}, {high:+.1f}] (dev)")
+                    else:
+                        out.append(f"{label} - {other}: {100 * (score - base):+.1f} (dev)")
         return out
     if rule[0] == "im_gain":
         return [

@@ -247,7 +247,20 @@ def _advglue(keyed) -> dict:
             "majority_tasks": first["majority_tasks"],
             "missing": sorted({t for r in scored.values() for t in r["missing"]}),
         }
+        base = next((k for k in found if k.is_baseline and (k.model, k.size) == (key.model, key.size)), None)
+        if base is not None and base != key:
+            both = [s for s in complete if scored_complete(found[base], s)]
+            out[labels[key]]["vs_baseline"] = {
+                "baseline": labels[base],
+                "per_seed": [
+                    {"seed": s, **advglue.paired_score_difference(seeds[s], found[base][s])} for s in sorted(both)
+                ],
+            }
     return dict(sorted(out.items()))
+
+
+def scored_complete(seeds: dict[str, dict], seed: str) -> bool:
+    return seed in seeds and advglue.official_score(seeds[seed])["score"] is not None
 
 
 def _training_size(methods: dict, evaluations: list[dict]) -> list[dict]:

@@ -128,6 +128,13 @@ def advglue_table(summary: dict) -> Table | None:
         )
         if a["missing"]:
             notes.append(f"{label}: no overall score, missing {', '.join(a['missing'])}.")
+        for d in a.get("vs_baseline", {}).get("per_seed", []):
+            verdict = "detected" if d["detected"] else "no detectable difference"
+            notes.append(
+                f"{label} - {a['vs_baseline']['baseline']} ({d['seed']}): {100 * d['difference']:+.1f} points "
+                f"[{100 * d['ci95'][0]:+.1f}, {100 * d['ci95'][1]:+.1f}], paired bootstrap over each split's "
+                f"examples: {verdict}."
+            )
         majority = majority or (a["majority_score"], a["majority_tasks"])
     if majority:
         rows.append(["majority class", "-", pct(majority[0])] + [pct(majority[1].get(t)) for t in ADVGLUE_TASKS])
