@@ -37,14 +37,12 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import forward_seconds, length_grouped, load_average, save  # noqa: E402
+from common import forward_seconds, length_grouped, load_average, load_sst2_victim, save  # noqa: E402
 from robustft.attacks.constraints.similarity import CachedEncoder  # noqa: E402
 from robustft.attacks.recipes import RECIPES, build_attack  # noqa: E402
 from robustft.attacks.results import summarize  # noqa: E402
 from robustft.attacks.victim import MODES, Victim  # noqa: E402
-from robustft.data.tasks import get_task, load_examples  # noqa: E402
-from robustft.models.factory import load_classifier  # noqa: E402
-from robustft.runs import resolve  # noqa: E402
+from robustft.data.tasks import load_examples  # noqa: E402
 
 
 class Recorder:
@@ -324,9 +322,7 @@ def main() -> None:
     torch.set_num_threads(args.threads[0])
     load_before = load_average()
     command = "python benchmarks/" + Path(__file__).name + " " + " ".join(sys.argv[1:])
-    torch.manual_seed(0)  # an alias such as minilm gets a freshly initialised head: the same one every run
-    model, tok = load_classifier(resolve(args.model).model, label_names=get_task("sst2").label_names)
-    model.eval()
+    model, tok = load_sst2_victim(args.model)
     if args.precision_probe:
         rows = []
         for repeat in range(args.repeats):

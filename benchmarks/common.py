@@ -44,6 +44,18 @@ def save(name: str, data: dict) -> Path:
     return path
 
 
+def load_sst2_victim(ref: str):
+    """The SST-2 classifier a benchmark attacks, in eval mode: a run folder, model folder or alias. An alias such as
+    minilm gets a freshly initialised head, seeded so that it is the same head in every run."""
+    from robustft.data.tasks import get_task
+    from robustft.models.factory import load_classifier
+    from robustft.runs import resolve
+
+    torch.manual_seed(0)
+    model, tok = load_classifier(resolve(ref).model, label_names=get_task("sst2").label_names)
+    return model.eval(), tok
+
+
 def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize()

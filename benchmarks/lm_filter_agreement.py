@@ -20,16 +20,14 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import forward_seconds, length_grouped, load_average, save  # noqa: E402
+from common import forward_seconds, length_grouped, load_average, load_sst2_victim, save  # noqa: E402
 from robustft.attacks.constraints.lm_filter import SCORERS, LanguageModelFilter  # noqa: E402
 from robustft.attacks.recipes import build_attack  # noqa: E402
 from robustft.attacks.victim import Victim  # noqa: E402
 from robustft.attacks.words import AttackedText  # noqa: E402
-from robustft.data.tasks import get_task, load_examples  # noqa: E402
+from robustft.data.tasks import load_examples  # noqa: E402
 from robustft.data.text import is_one_word  # noqa: E402
-from robustft.models.factory import load_classifier  # noqa: E402
 from robustft.models.mlm import load_masked_lm  # noqa: E402
-from robustft.runs import resolve  # noqa: E402
 
 
 def swaps_of(attack, text: AttackedText) -> list[AttackedText]:
@@ -61,9 +59,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     load_before = load_average()
-    torch.manual_seed(0)
-    model, tok = load_classifier(resolve(args.model).model, label_names=get_task("sst2").label_names)
-    model.eval()
+    model, tok = load_sst2_victim(args.model)
     victim = Victim(model, tok, "sst2", precision=args.precision)
     attack = build_attack("genetic", victim, overrides={"lm_scorer": None})  # the swaps before the LM filter
     mlm, mlm_tok = load_masked_lm()

@@ -26,13 +26,11 @@ from types import SimpleNamespace
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import forward_seconds, length_grouped, load_average, save  # noqa: E402
+from common import forward_seconds, length_grouped, load_average, load_sst2_victim, save  # noqa: E402
 from robustft import resources  # noqa: E402
 from robustft.attacks.words import AttackedText  # noqa: E402
 from robustft.data.batching import model_inputs  # noqa: E402
-from robustft.data.tasks import get_task, load_examples  # noqa: E402
-from robustft.models.factory import load_classifier  # noqa: E402
-from robustft.runs import resolve  # noqa: E402
+from robustft.data.tasks import load_examples  # noqa: E402
 
 
 def attack_like_inputs(n: int, seed: int = 0) -> list[tuple[str, None]]:
@@ -108,9 +106,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     load_before = load_average()
-    torch.manual_seed(0)
-    model, tok = load_classifier(resolve(args.model).model, label_names=get_task("sst2").label_names)
-    model.eval()
+    model, tok = load_sst2_victim(args.model)
     batches = length_grouped(tok, attack_like_inputs(args.n), args.batch_size, 512)
     backends, compile_s = {}, {}
     for name in args.backends:

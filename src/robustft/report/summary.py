@@ -229,10 +229,14 @@ def _advglue(keyed) -> dict:
             preds = [int(e["prediction"]) for e in run.examples]
             gold = [int(e["label"]) for e in run.examples]
             found.setdefault(cross[key], {}).setdefault(seed_of(run.model_config), {})[split] = (preds, gold)
+    scores = {
+        key: {s: advglue.official_score(splits) for s, splits in sorted(seeds.items())} for key, seeds in found.items()
+    }
+    complete = {key: {s: r for s, r in scored.items() if r["score"] is not None} for key, scored in scores.items()}
     out = {}
     for key, seeds in found.items():
-        scored = {s: advglue.official_score(splits) for s, splits in sorted(seeds.items())}
-        complete = {s: r for s, r in scored.items() if r["score"] is not None}
+        scored = scores[key]
+        complete_scores = complete[key]
         first = next(iter(scored.values()))
         out[labels[key]] = {
             "model": key.model,
@@ -240,27 +244,21 @@ def _advglue(keyed) -> dict:
             "method": key.method,
             "size": key.size,
             "seeds_run": len(scored),  # seeds with any AdvGLUE split, complete or not
-            "seeds": [{"seed": s, "score": r["score"], "tasks": r["tasks"]} for s, r in complete.items()],
-            "score": mean_std([r["score"] for r in complete.values()]),
+            "seeds": [{"seed": s, "score": r["score"], "tasks": r["tasks"]} for s, r in complete_scores.items()],
+            "score": mean_std([r["score"] for r in complete_scores.values()]),
             "tasks": {t: mean_std([r["tasks"][t] for r in scored.values() if t in r["tasks"]]) for t in advglue.TASKS},
-            "majority_score": next((r["majority_score"] for r in complete.values()), None),
+            "majority_score": next((r["majority_score"] for r in complete_scores.values()), None),
             "majority_tasks": first["majority_tasks"],
             "missing": sorted({t for r in scored.values() for t in r["missing"]}),
         }
         base = next((k for k in found if k.is_baseline and (k.model, k.size) == (key.model, key.size)), None)
         if base is not None and base != key:
-            both = [s for s in complete if scored_complete(found[base], s)]
+            both = [s for s in complete[key] if s in complete[base]]
             out[labels[key]]["vs_baseline"] = {
                 "baseline": labels[base],
-                "per_seed": [
-                    {"seed": s, **advglue.paired_score_difference(seeds[s], found[base][s])} for s in sorted(both)
-                ],
+                "per_seed": [{"seed": s, **advglue.paired_score_difference(seeds[s], found[base][s])} for s in both],
             }
     return dict(sorted(out.items()))
-
-
-def scored_complete(seeds: dict[str, dict], seed: str) -> bool:
-    return seed in seeds and advglue.official_score(seeds[seed])["score"] is not None
 
 
 def _training_size(methods: dict, evaluations: list[dict]) -> list[dict]:

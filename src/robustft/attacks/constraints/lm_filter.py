@@ -43,11 +43,12 @@ class _MaskedLMScorer:
         return item
 
     def __call__(self, items: list[tuple[str, tuple[int, int]]]) -> np.ndarray:
-        missing = list({self.key(it): it for it in items if self.key(it) not in self._known}.values())
+        keys = [self.key(it) for it in items]
+        missing = {k: it for k, it in zip(keys, items, strict=True) if k not in self._known}
         if missing:
-            for it, s in zip(missing, self.score(missing), strict=True):
-                self._known[self.key(it)] = float(s)
-        return np.array([self._known[self.key(it)] for it in items], dtype=np.float64)
+            for k, s in zip(missing, self.score(list(missing.values())), strict=True):
+                self._known[k] = float(s)
+        return np.array([self._known[k] for k in keys], dtype=np.float64)
 
     def score(self, items) -> list[float]:
         raise NotImplementedError

@@ -28,7 +28,8 @@ ENGINE_DEFAULTS = {
 # a query budget of 50 x words counted TextAttack's way (`query_budget_size * attacked_text.num_words`,
 # joint words for pairs). Candidates: 50 embedding neighbours for PWWS and TextFooler (their
 # WordEmbeddingDistance removed), 50 masked-LM candidates for BERT-Attack; the genetic attack keeps its own.
-TEXTDEFENDER_SIMILARITY = {
+# The similarity is TextFooler's own USE constraint (TextAttack's settings), which the textfooler recipe uses too.
+USE_WINDOW_SIMILARITY = {
     "encoder": "use",
     "threshold": 0.840845,
     "metric": "angular",
@@ -44,7 +45,7 @@ PROTOCOLS = {
     "textdefender": {
         "all": {
             "protocol_max_percent": 0.3,
-            "protocol_similarity": TEXTDEFENDER_SIMILARITY,
+            "protocol_similarity": USE_WINDOW_SIMILARITY,
             "query_budget_per_word": 50,
             "query_budget_unit": "textattack",
             "pair_words": "joint",

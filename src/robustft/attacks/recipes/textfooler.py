@@ -15,7 +15,7 @@
 
 from robustft.attacks.attack import Attack
 from robustft.attacks.constraints import PartOfSpeech, RepeatModification
-from robustft.attacks.recipes.common import neighbour_source, shared_constraints, stopwords
+from robustft.attacks.recipes.common import USE_WINDOW_SIMILARITY, neighbour_source, shared_constraints, stopwords
 from robustft.attacks.search import GreedyWordImportance
 
 CONFIG = {
@@ -26,14 +26,7 @@ CONFIG = {
     "antonym_filter": True,  # stands in for counter-fitting's antonym repulsion
     "pos_allow_verb_noun_swap": True,  # TextAttack's PartOfSpeech setting for this recipe
     "pos_context": "textattack",  # 4 words before, 3 after, original text; "sentence": whole current text
-    "similarity": {
-        "encoder": "use",
-        "threshold": 0.840845,
-        "metric": "angular",
-        "window_size": 15,
-        "compare_against_original": False,
-        "skip_text_shorter_than_window": True,
-    },
+    "similarity": dict(USE_WINDOW_SIMILARITY),  # USE >= 0.840845 angular, 15-word window, current text
     "max_percent": None,  # none in the paper
 }
 
