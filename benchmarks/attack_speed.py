@@ -8,7 +8,9 @@ example, on the same model and precision, two floors of that example's inputs ar
   already tokenised, through the model with nothing around it. attack / floor_as_called is the Python,
   tokenisation and constraint overhead the engine adds;
 - floor_ideal: the example's distinct forwarded rows, length-grouped into batches of `--batch-size`,
-  padded to the longest: the issue's floor (what the forwards alone would cost with perfect batching).
+  padded to the longest: the issue's floor (what the forwards alone would cost with perfect batching), per
+  precision: a bf16 attack's fp32 re-checks of its successes are forwards it must make, so they are timed in
+  fp32 (`floor_ideal_fp32_rechecks_s` says how much of the floor they are).
 Breakdown of the attack's wall time: model (forward hooks on the victim), victim (tokenise + model +
 softmax), transformation, each constraint (POS tagger, sentence encoder, LM filter: their own models
 included) and the LM filter's scorer alone; 'other' is the rest (search, bookkeeping).
@@ -51,7 +53,7 @@ class Recorder:
 
     def __init__(self, victim: Victim, attack):
         self.batches: list[tuple[dict, str]] = []  # (tokenised batch, precision it ran in)
-        self.rows: list[tuple[str, str | None]] = []
+        self.rows: list[tuple[tuple[str, str | None], str]] = []  # (input, precision it ran in)
         self.seconds: dict[str, float] = defaultdict(float)
         self.lm_items = 0
         self.batches_total = 0
@@ -67,7 +69,7 @@ class Recorder:
         def recording_encode(keys):
             enc = encode(keys)
             self.batches.append((dict(enc), self._precision))
-            self.rows += keys
+            self.rows += [(key, self._precision) for key in keys]
             return enc
 
         victim._forward, victim.encode = timed_forward, recording_encode
@@ -164,7 +166,7 @@ def measure(
             c.encoder(["the encoder loads its weights on first use"])  # a short warm-up text skips the window
             c.encoder.cache.clear()
     recorder = Recorder(victim, attack)
-    records, wall, as_called, ideal = [], 0.0, 0.0, 0.0
+    records, wall, as_called, ideal, recheck = [], 0.0, 0.0, 0.0, 0.0
     for i, e in enumerate(examples):
         start = time.perf_counter()
         records.append(attack.run(e, i, 0))
@@ -174,13 +176,16 @@ def measure(
             # see the same load, which on a shared machine changes from one second to the next.
             recorder.paused = True
             as_called += forward_seconds_by_precision(model, recorder.batches)
-            ideal += forward_seconds(
-                model,
-                length_grouped(
-                    tok, list(dict.fromkeys(recorder.rows)), args.batch_size, victim.max_length, pad_multiple
-                ),
-                precision,
-            )
+            # Each precision's distinct rows, batched ideally: a bf16 attack's fp32 re-checks of its successes
+            # are required forwards, so they count at fp32 (deduplicated with their bf16 row they would vanish).
+            by_precision = defaultdict(list)
+            for key, row_precision in dict.fromkeys(recorder.rows):
+                by_precision[row_precision].append(key)
+            for row_precision, keys in by_precision.items():
+                batches = length_grouped(tok, keys, args.batch_size, victim.max_length, pad_multiple)
+                seconds = forward_seconds(model, batches, row_precision)
+                ideal += seconds
+                recheck += seconds if row_precision != victim.precision else 0.0
             recorder.batches_total += len(recorder.batches)
             recorder.batches, recorder.rows, recorder.paused = [], [], False
     recorder.close()
@@ -218,6 +223,7 @@ def measure(
             {
                 "floor_as_called_s": round(as_called, 3),
                 "floor_ideal_s": round(ideal, 3),
+                "floor_ideal_fp32_rechecks_s": round(recheck, 3),
                 "x_floor_as_called": round(wall / as_called, 2),
                 "x_floor_ideal": round(wall / ideal, 2),
                 "model_x_floor_ideal": round(secs.get("model", 0.0) / ideal, 2),

@@ -9,6 +9,11 @@ Batch: the first 32 SST-2 dev sentences (padded to the longest), bf16 autocast a
 Memory on CPU is the rise of the process's peak resident set over the loaded model (ru_maxrss); on CUDA
 it is torch.cuda.max_memory_allocated above the model.
 
+The floor: after its own measurement (so its peak memory is unaffected), every process loads the plain model
+and times the same forward and training step on the same batch, alternating plain and converted model step
+by step; `forward_x` / `train_step_x` are the converted model's medians over that floor's, from one process.
+The grid runs `--repeats` times (default 2) with the 1-minute load average recorded before and after each row.
+
 --gradients: the gradient of the cross-entropy with respect to the input word embeddings (what every
 embedding or hull adversary ascends) under each IM gradient mode, against the exact (unrolled) one:
 cosine, norm ratio, and the time of one such gradient (the cost of one adversary step). Sizes: a tiny
@@ -63,43 +68,57 @@ def measure(config: dict, batch_size: int, steps: int) -> dict:
     batch = collate(encode(tok, examples, 128), tok.pad_token_id)
     inputs = {k: batch[k].to(device) for k in ("input_ids", "attention_mask", "token_type_ids") if k in batch}
     labels = batch["labels"].to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
 
     def peak_bytes():
         if device.type == "cuda":
             return torch.cuda.max_memory_allocated()
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
-    def sync():
+    def step_functions(net):
+        optimizer = torch.optim.AdamW(net.parameters(), lr=1e-5)
+
+        def forward():
+            with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16):
+                net.eval()(**inputs)
+
+        def train_step():
+            net.train()
+            with torch.autocast(device.type, dtype=torch.bfloat16):
+                loss = net(**inputs, labels=labels).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+
+        return {"forward": forward, "train_step": train_step}
+
+    def timed(fn) -> float:
+        start = time.perf_counter()
+        fn()
         if device.type == "cuda":
             torch.cuda.synchronize()
-
-    def forward():
-        with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16):
-            model.eval()(**inputs)
-
-    def train_step():
-        model.train()
-        with torch.autocast(device.type, dtype=torch.bfloat16):
-            loss = model(**inputs, labels=labels).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+        return time.perf_counter() - start
 
     results = {}
+    steps_of = step_functions(model)
     base = peak_bytes()
-    for name, fn in (("forward", forward), ("train_step", train_step)):  # forward first: its peak is lower
-        fn()  # warm-up, and the peak
-        sync()
-        peak = peak_bytes() - base
-        times = []
-        for _ in range(steps):
-            start = time.perf_counter()
-            fn()
-            sync()
-            times.append(time.perf_counter() - start)
+    for name in ("forward", "train_step"):  # forward first: its peak is lower
+        timed(steps_of[name])  # warm-up, and the peak
+        results[f"{name}_peak_mib"] = round((peak_bytes() - base) / 2**20, 1)
+    floor_of = None
+    if config["arch"] != "plain":  # loaded after the peaks are read, so they stay the converted model's own
+        floor_of = step_functions(load_classifier("minilm", ("negative", "positive"))[0].to(device))
+        for fn in floor_of.values():
+            timed(fn)  # warm-up
+    for name in ("forward", "train_step"):
+        times, floor_times = [], []
+        for _ in range(steps):  # alternating, so both see the same load
+            times.append(timed(steps_of[name]))
+            if floor_of is not None:
+                floor_times.append(timed(floor_of[name]))
         results[f"{name}_s"] = round(statistics.median(times), 4)
-        results[f"{name}_peak_mib"] = round(peak / 2**20, 1)
+        if floor_of is not None:
+            results[f"floor_{name}_s"] = round(statistics.median(floor_times), 4)
+            results[f"{name}_x"] = round(results[f"{name}_s"] / results[f"floor_{name}_s"], 2)
     stats = im_stats(model)
     results["diverged"] = sum(s["diverged"] for s in stats.values())
     results["tokens"] = int(inputs["input_ids"].numel())
@@ -172,6 +191,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=2, help="runs of the whole grid")
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a JSON config: measure it in this process
     parser.add_argument("--gradients", action="store_true", help="input-gradient cosine and cost per mode")
@@ -198,29 +218,19 @@ def main() -> int:
         print(json.dumps(measure(json.loads(args.one), args.batch_size, args.steps)))
         return 0
     rows = []
-    for config in grid(args.quick):
-        cmd = [
-            sys.executable,
-            __file__,
-            "--one",
-            json.dumps(config),
-            "--batch_size",
-            str(args.batch_size),
-            "--steps",
-            str(args.steps),
-        ]
-        out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ, check=True)
-        row = {**config, **json.loads(out.stdout.strip().splitlines()[-1])}
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    plain = rows[0]
-    for row in rows:
-        row["forward_x"] = round(row["forward_s"] / plain["forward_s"], 2)
-        row["train_step_x"] = round(row["train_step_s"] / plain["train_step_s"], 2)
+    for repeat in range(args.repeats):
+        for config in grid(args.quick):
+            cmd = [sys.executable, __file__, "--one", json.dumps(config)]
+            cmd += ["--batch_size", str(args.batch_size), "--steps", str(args.steps)]
+            load_before = os.getloadavg()[0]
+            out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ, check=True)
+            row = {"repeat": repeat, **config, **json.loads(out.stdout.strip().splitlines()[-1])}
+            row["load_average_1m"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+            rows.append(row)
+            print(json.dumps(row), flush=True)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(
-        json.dumps({"batch_size": args.batch_size, "threads": 1, "bf16": True, "rows": rows}, indent=2)
-    )
+    document = {"batch_size": args.batch_size, "threads": 1, "bf16": True, "steps": args.steps, "rows": rows}
+    args.output.write_text(json.dumps(document, indent=2))
     print(f"wrote {args.output}")
     return 0
 

@@ -111,19 +111,39 @@ class Bf16Flip(KeywordModel):
         return out
 
 
-def test_a_success_under_bf16_is_rechecked_in_fp32(tok):
+def test_a_success_under_bf16_not_confirmed_in_fp32_is_attacked_again_in_fp32(tok):
     example = Example("a bad film", 0)
     victim = Victim(Bf16Flip(tok), tok, "sst2", precision="bf16")
     record = build_attack("textfooler", victim, overrides={"similarity": None}).run(example, 0, 0)
-    assert record.result == FAILED and "not confirmed in fp32" in record.reason
-    assert record.adversarial_pred == 0 and record.swaps  # fp32's verdict on the swapped text is recorded
-    assert record.queries == record.distinct_queries  # the re-check is one more query in both units
+    fp32 = build_attack(
+        "textfooler", Victim(Bf16Flip(tok), tok, "sst2", precision="fp32"), overrides={"similarity": None}
+    )
+    reference = fp32.run(example, 0, 0)
+    assert "not confirmed in fp32: attacked again in fp32" in record.reason
+    # the record is the fp32 attack's: same outcome, text, prediction and queries, not a bf16 artefact
+    assert (record.result, record.adversarial, record.adversarial_pred) == (
+        reference.result,
+        reference.adversarial,
+        reference.adversarial_pred,
+    )
+    assert (record.queries, record.distinct_queries) == (reference.queries, reference.distinct_queries)
+    assert victim.precision == "bf16"  # the victim is back in its own precision for the next example
+    assert victim.probs([Example("a fine film", 0)])[0].argmax() == 0  # and its bf16 answers (flipped) again
     off = build_attack(
         "textfooler",
         Victim(Bf16Flip(tok), tok, "sst2", precision="bf16"),
         overrides={"similarity": None, "recheck_full_precision": False},
     ).run(example, 0, 0)
-    assert off.result == SUCCEEDED and off.queries == record.queries - 1
+    assert off.result == SUCCEEDED and "fp32" not in off.reason
+
+
+def test_a_victim_keeps_one_cache_per_precision(tok):
+    victim = Victim(Bf16Flip(tok), tok, "sst2", precision="bf16")
+    text = [Example("a fine film", 0)]
+    under_bf16 = victim.probs(text)[0]
+    with victim.in_precision("fp32"):
+        assert victim.probs(text)[0].argmax() != under_bf16.argmax()  # not the cached bf16 answer
+    assert (victim.probs(text)[0] == under_bf16).all()
 
 
 @pytest.mark.parametrize(

@@ -185,7 +185,7 @@ class AttackConfig(RunSettings):
         None, "seconds per example, then it is recorded as failed (default none)", min=0.0
     )
     recheck_full_precision: bool | None = setting(
-        None, "re-check every success found in bf16/fp16 in fp32 (default true)"
+        None, "re-check bf16/fp16 successes in fp32; an unconfirmed one is attacked again in fp32 (default true)"
     )
     first: int | None = setting(None, "attack only the first K examples now (the rest later with --resume)", min=1)
     batch_size: int = setting(64, "victim queries per forward", min=1)

@@ -234,17 +234,28 @@ class Attack:
         record.swaps = [{**s, "index": s["index"] - offset} for s in best.text.swaps()]
         if best.succeeded and self.recheck and self.victim.concrete_precision != "fp32":
             probs = self.victim.full_precision_probs(view.to_example(best.text.text))
+            if int(probs.argmax()) == example.label:
+                return self._attack_again_in_fp32(example, index, seed, start)
             record.adversarial_probs, record.adversarial_pred = _rounded(probs), int(probs.argmax())
-            if record.adversarial_pred == example.label:
-                record.result = FAILED
-                notes = [f"success under {self.victim.concrete_precision} not confirmed in fp32"] + ctx.notes + notes
-                return self._finish(record, notes, start)
             notes.append("success re-checked in fp32")
         if best.succeeded:
             record.result = SUCCEEDED
         else:
             record.result, notes = FAILED, [why] + ctx.notes + notes
         return self._finish(record, notes, start)
+
+    def _attack_again_in_fp32(self, example: Example, index: int, seed: int, start: float) -> AttackRecord:
+        """A success the reduced precision found but fp32 does not confirm: the whole example is attacked again in
+        fp32, so its outcome is the fp32 attack's (recording it as failed would bias reduced-precision runs
+        towards robustness; 5 of 1,000 SST-2 examples each for PWWS and TextFooler in bf16 here)."""
+        first = self.victim.concrete_precision
+        spent = self.victim.queries
+        with self.victim.in_precision("fp32"):
+            record = self.run(example, index, seed)
+        note = f"success under {first} not confirmed in fp32: attacked again in fp32 ({spent} queries under {first})"
+        record.reason = "; ".join(filter(None, [note, record.reason]))
+        record.seconds = round(time.perf_counter() - start, 4)
+        return record
 
     def _timed_out(self, record: AttackRecord, notes: list[str], start: float) -> AttackRecord:
         record.result = FAILED

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,6 +125,7 @@ class Victim:
         self.query_budget, self.budget_unit = query_budget, budget_unit
         self.cache_size = cache_size
         self._cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._caches_by_precision: dict[str, OrderedDict] = {}  # the others, while `in_precision` swaps them
         self._seen: set[tuple] = set()
         self.queries = 0  # TextAttack's unit, since the last reset
         self.total_forward_rows = 0  # rows actually run through the model (for benchmarks)
@@ -173,6 +175,7 @@ class Victim:
     def clear_cache(self) -> None:
         """Forget cached outputs (benchmarks time cold runs; a changed model must not reuse them)."""
         self._cache.clear()
+        self._caches_by_precision.clear()
         self.total_forward_rows = 0
 
     # --- model calls -----------------------------------------------------------------------------
@@ -222,6 +225,20 @@ class Victim:
 
     def predict(self, examples: list[Example]) -> np.ndarray:
         return self.probs(examples).argmax(-1)
+
+    @contextmanager
+    def in_precision(self, precision: str):
+        """Query under another precision for a while, with that precision's own cache (outputs of one
+        precision must never answer for another)."""
+        runtime.resolve_precision(precision, self.device)
+        saved = self.precision, self._cache
+        self._caches_by_precision[self.concrete_precision] = self._cache
+        self.precision = precision
+        self._cache = self._caches_by_precision.setdefault(self.concrete_precision, OrderedDict())
+        try:
+            yield self
+        finally:
+            self.precision, self._cache = saved
 
     def full_precision_probs(self, example: Example) -> np.ndarray:
         """One uncached fp32 call (the re-check of a success found under bf16/fp16); counted in both units."""

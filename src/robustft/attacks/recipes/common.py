@@ -17,7 +17,7 @@ ENGINE_DEFAULTS = {
     "query_budget_unit": "textattack",  # "textattack": every text handed to the goal function; "distinct"
     "pair_words": "joint",  # TextAttack/TextDefender: premise + hypothesis; "perturbed": ours before
     "time_limit_s": None,  # per example; an example over it is recorded as failed, with the reason
-    "recheck_full_precision": True,  # successes found under bf16/fp16 are re-judged by one fp32 call
+    "recheck_full_precision": True,  # bf16/fp16 successes re-judged in fp32; unconfirmed: attacked again in fp32
     "skip_truncated_words": True,  # no query on words past the model's truncation point (TextAttack: False)
     "stopwords_case_sensitive": False,  # TextAttack compares words as written: True
 }
