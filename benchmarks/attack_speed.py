@@ -159,6 +159,8 @@ def measure(
     attack = build_attack(recipe, victim, mlm=mlm, overrides=overrides or None)
     if variant == "per-position":
         attack.search._best_scores = per_position_best_scores
+    if variant == "bf16-all-threads":
+        victim.bf16_one_thread_below = 0
     attack.run(warmup, 0, 0)  # lazy resources (WordNet, USE, tagger) load outside the timing
     victim.clear_cache()
     for c in attack.constraints:  # the sentence encoder's cache is shared by the process: every run starts cold
@@ -304,9 +306,10 @@ def main() -> None:
         "--variants",
         nargs="+",
         default=["current"],
-        choices=["current", "per-position", "lm-word"],
+        choices=["current", "per-position", "lm-word", "bf16-all-threads"],
         help="per-position: PWWS scoring one position per victim request (the code before batching); lm-word: "
-        "the genetic attack's LM filter scoring the swapped word instead of the window's pseudo-log-likelihood",
+        "the genetic attack's LM filter scoring the swapped word instead of the window's pseudo-log-likelihood; "
+        "bf16-all-threads: small bf16 victim calls keep every thread (the code before one-thread small calls)",
     )
     ap.add_argument(
         "--threads",

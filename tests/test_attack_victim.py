@@ -91,3 +91,28 @@ def test_truncates_to_the_model_maximum_and_knows_what_the_model_reads(tiny):
     assert v.token_length(long) > v.max_length
     assert v.visible_chars(long, "text_a") == len(" ".join(["word"] * 14))  # 16 tokens less [CLS] and [SEP]
     assert v.visible_chars(Example("short", 1), "text_a") is None
+
+
+def test_small_bf16_calls_run_on_one_thread_and_the_threads_come_back(tiny, monkeypatch):
+    import torch
+
+    model, tok = tiny
+    seen = []
+    forward = model.forward
+    monkeypatch.setattr(model, "forward", lambda **kw: seen.append(torch.get_num_threads()) or forward(**kw))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        texts = [Example(f"text number {i}", 0) for i in range(8)]
+        bf16 = Victim(model, tok, "sst2", precision="bf16", batch_size=8)
+        bf16.probs(texts[:3])  # 3 rows: below 8
+        bf16.probs(texts[3:])  # 5 more rows: still below
+        bf16.probs([Example(f"another {i}", 0) for i in range(8)])  # 8 rows: every thread
+        Victim(model, tok, "sst2", precision="fp32").probs([Example("one fp32 row", 0)])
+        off = Victim(model, tok, "sst2", precision="bf16")
+        off.bf16_one_thread_below = 0
+        off.probs([Example("one more row", 0)])
+        assert seen == [1, 1, 2, 2, 2]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -138,6 +138,27 @@ def to_device(batch: dict[str, Any], device: torch.device) -> dict[str, Any]:
     return {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
 
 
+# Below this many rows a bf16 forward on the CPU runs faster on one thread than on several: oneDNN's set-up for a
+# new shape and the threads' hand-offs outweigh the split work. Quiet machine, MiniLM, 2 cores, first calls at new
+# lengths (benchmarks/results/attack_precision_threads_quiet.json), ms per row, 1 / 2 threads: 1 row 15.4-15.7 /
+# 18.5-23.1, 4 rows 7.4-7.6 / 8.0-8.9, 8 rows 5.7-6.2 / 5.3-5.4. fp32 gains from the second thread at every size.
+BF16_ONE_THREAD_BELOW_ROWS = 8
+
+
+@contextmanager
+def threads_for_forward(rows: int, device: torch.device, precision: str, below: int = BF16_ONE_THREAD_BELOW_ROWS):
+    """One torch thread for a small bf16 CPU forward (see above); otherwise the process's threads, untouched."""
+    threads = torch.get_num_threads()
+    if device.type != "cpu" or threads == 1 or rows >= below or resolve_precision(precision, device) != "bf16":
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def set_threads(threads: int | None) -> None:
     """Torch CPU threads for this process (None: leave torch's default)."""
     if threads is not None:

@@ -120,6 +120,7 @@ class Victim:
         self.max_length = min(max_length, limit) if max_length else limit
         self.position_limit = limit
         self.pad_to_multiple_of = pad_to_multiple_of
+        self.bf16_one_thread_below = runtime.BF16_ONE_THREAD_BELOW_ROWS  # 0: small bf16 calls keep every thread
         self.batch_size = batch_size if mode.batched else 1
         self.mode = mode
         self.query_budget, self.budget_unit = query_budget, budget_unit
@@ -282,11 +283,13 @@ class Victim:
         # Sort by length so each batch pads little; results go back to the callers' order.
         order = sorted(range(len(keys)), key=lambda i: len(keys[i][0]) + len(keys[i][1] or ""))
         result = np.empty((len(keys), self.task.num_labels), dtype=np.float32)
-        with torch.no_grad(), runtime.autocast(device, precision or self.precision):
+        precision = precision or self.precision
+        with torch.no_grad(), runtime.autocast(device, precision):
             for s in range(0, len(order), batch):
                 idx = order[s : s + batch]
                 enc = runtime.to_device(model_inputs(self.encode([keys[i] for i in idx])), device)
-                logits = self.model(**enc).logits.float()
+                with runtime.threads_for_forward(len(idx), device, precision, self.bf16_one_thread_below):
+                    logits = self.model(**enc).logits.float()
                 result[idx] = torch.softmax(logits, dim=-1).cpu().numpy()
                 self.total_forward_rows += len(idx)
         return result
