@@ -1,12 +1,13 @@
 """Do attack outcomes survive a speed change? Attack runs of one model on the same fixed examples, compared paired
 with a reference run (e.g. bf16 against fp32, or one LM-filter scorer against the other).
 
-Each run is a `robustft attack` folder; examples are paired by id. Reported per run: accuracy under attack and
-success rate with n and 95% intervals, seconds per example; against the reference: the paired difference in
-accuracy under attack (bootstrap interval, exact McNemar test), how many examples end in the same result, and
-whether the run's accuracy under attack lies inside the reference's 95% interval (the adoption rule of
-docs/performance.md). Successes found below fp32 are re-checked in fp32 by the attack itself
-(`recheck_full_precision`); the count of those it overturned is reported.
+Each run is a `robustft attack` folder; examples are paired by id, over the examples every run has attacked
+(an unfinished run, e.g. one started with `--first K`, counts with what it has; the JSON says so). Reported per
+run: accuracy under attack and success rate with n and 95% intervals, seconds per example; against the
+reference: the paired difference in accuracy under attack (bootstrap interval, exact McNemar test), how many
+examples end in the same result, and whether the run's accuracy under attack lies inside the reference's 95%
+interval (the adoption rule of docs/performance.md). A success found below fp32 that fp32 does not confirm is
+attacked again in fp32 by the attack itself (`recheck_full_precision`); how many were is reported.
 
     robustft attack --model RUN --recipe pwws -n 1000 --split test --precision fp32 --output_dir runs/outcomes/pwws-fp32
     robustft attack --model RUN --recipe pwws -n 1000 --split test --precision bf16 --output_dir runs/outcomes/pwws-bf16
@@ -31,9 +32,8 @@ OVERTURNED = "not confirmed in fp32"
 
 def read_run(folder: Path) -> tuple[dict, dict[str, AttackRecord]]:
     config = json.loads((folder / "config.json").read_text())
-    metrics = json.loads((folder / "metrics.json").read_text())
-    if not metrics.get("complete"):
-        raise SystemExit(f"{folder}: the attack run is not complete (finish it with --resume)")
+    metrics_file = folder / "metrics.json"
+    metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {"complete": False}
     with open(folder / "examples.jsonl", encoding="utf-8") as f:
         records = [AttackRecord.from_json(line) for line in f if line.strip()]
     return {"config": config.get("config", {}), "metrics": metrics}, {r.id: r for r in records}
@@ -85,12 +85,15 @@ def main(argv: list[str] | None = None) -> None:
         labelled.append((label, Path(folder)))
     loaded = [(label, folder, *read_run(folder)) for label, folder in labelled]
     ref_label, _, _, ref_records = loaded[0]
-    ids = sorted(ref_records)
-    for _label, folder, _, records in loaded[1:]:
-        if sorted(records) != ids:
-            raise SystemExit(f"{folder}: attacks other examples than the reference ({len(records)} vs {len(ids)})")
+    ids = sorted(set.intersection(*(set(records) for *_, records in loaded)))
+    if not ids:
+        raise SystemExit("the runs have no attacked example in common")
+    complete = all(meta["metrics"].get("complete") and len(records) == len(ids) for _, _, meta, records in loaded)
+    if not complete:
+        print(f"partial: compared on the {len(ids)} examples every run has attacked")
 
-    out = {"reference": ref_label, "runs": {}, "compared": {}}
+    out = {"reference": ref_label, "examples_compared": len(ids), "all_runs_complete": complete}
+    out.update({"runs": {}, "compared": {}})
     print(f"{'run':<14}{'n':>6}{'acc under attack':>26}{'success rate':>26}{'s/ex':>8}{'overturned':>12}")
     for label, folder, meta, records in loaded:
         ordered = [records[i] for i in ids]

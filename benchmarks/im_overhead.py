@@ -38,8 +38,16 @@ GRADIENT_RESULTS = Path(__file__).parent / "results" / "im_input_gradient.json"
 GRADIENT_SETTINGS = ({"K": 2, "eta": 0.01}, {"K": 5, "eta": 0.05})  # the default, and a far-from-exact case
 
 
+# The settings the screening picked (docs/im_screening.md) and the studies train (configs/im-*.yaml).
+PICKED = tuple(
+    {"arch": "im", "form": "increment", "dt": dt, "layers": "4-6", "solver": "anderson", "K": 10, "grad": grad}
+    for dt in (1.0, 0.5)
+    for grad in ("explicit", "unrolled")
+)
+
+
 def grid(quick: bool) -> list[dict]:
-    configs = [{"arch": "plain"}, {"arch": "ex", "layers": "1-6", "form": "layer"}]
+    configs = [{"arch": "plain"}, {"arch": "ex", "layers": "1-6", "form": "layer"}, *PICKED]
     ks = (1, 3) if quick else (1, 3, 5)
     layer_sets = ("6", "1-6") if quick else ("6", "4-6", "1-6")
     for layers in layer_sets:
