@@ -33,10 +33,11 @@ def publish(preset: str, bench_root: Path, conditions: str) -> None:
     build_report([target / "runs"], target, title=f"robustft bench {preset}")
     ran = json.loads((bench / "config.json").read_text(encoding="utf-8"))["versions"]
     commit = (ran.get("git_commit") or "unknown")[:7]  # the code the bench ran, not today's checkout
+    config_file = f"configs/{preset}.yaml"  # a bench from a config file, not a built-in preset
     atomic_write_json(
         target / "published.json",
         {
-            "command": f"robustft bench {preset}",
+            "command": f"robustft bench {config_file if (ROOT / config_file).exists() else preset}",
             "jobs": len(metrics["jobs"]),
             "wall_minutes": round(metrics["wall_s"] / 60, 1),
             "expected_minutes": round(metrics["expected_s"] / 60, 1),
