@@ -1,9 +1,10 @@
 """Expected wall time of bench jobs on 2 CPU cores with MiniLM, printed before a bench starts.
 
-The rates are rounded from this project's own measurements (benchmarks/results: train_throughput.json for the
-loop, objective_cost.json for each method's cost per step, attack_speed.json and the attack runs for seconds per
-attacked example, docs/im_screening for the cost of an IM forward), measured on this 2-core machine under load;
-treat them as the order of magnitude they are.
+The rates are rounded from this project's own measurements (benchmarks/results: train_throughput.json and the quick
+bench for the loop, objective_cost.json for each method's cost per step, the attack_outcomes_*.json runs for seconds
+per attacked-or-skipped example, docs/im_screening for the cost of an IM forward). Objective costs and attack rates
+were measured on a quiet machine (2026-11-30: bf16, two threads, the quick bench's BERT, SST-2 test); a more robust
+model takes longer per example (more failed searches). Treat them as the order of magnitude they are.
 """
 
 from __future__ import annotations
@@ -17,18 +18,19 @@ TRAIN_EXAMPLES_PER_S = 100.0  # MiniLM, bf16, length-grouped batches, 2 cores (t
 EVAL_EXAMPLES_PER_S = 250.0
 METHOD_COST = {
     "standard": 1.0,
-    "pgd": 4.5,
-    "freelb": 4.6,
-    "freelbpp": 8.0,
-    "trades": 4.3,
-    "ascc": 2.4,
-    "rift": 5.3,
-    "infobert": 4.6,
-}  # x standard's step (objective_cost.json: IMDB, 128 tokens)
+    "pgd": 4.35,
+    "freelb": 5.5,
+    "freelbpp": 11.35,
+    "trades": 4.9,
+    "ascc": 5.3,
+    "rift": 8.4,
+    "infobert": 3.8,
+}  # x standard's step (objective_cost.json: IMDB, 128 tokens, quiet)
 # On short texts a standard step is so cheap that RIFT's fixed costs weigh more: SST-2 in the quick bench, 257 s
 # against standard's 26 s.
 SHORT_TEXT_METHOD_COST = {"rift": 10.0}
-ATTACK_SECONDS = {"pwws": 1.8, "textfooler": 0.5, "bert-attack": 0.9, "genetic": 18.0, "ascc": 0.2}
+# s per example: PWWS 0.37, TextFooler 0.20 (1,000 examples), genetic 4.6 (150), BERT-Attack ~0.5 (20, one thread)
+ATTACK_SECONDS = {"pwws": 0.4, "textfooler": 0.2, "bert-attack": 0.5, "genetic": 4.6, "ascc": 0.2}
 LONG_TEXT_FACTOR = {"imdb": 8.0}  # IMDB reviews are ~10x SST-2 sentences
 # Cost of one IM solver iteration per converted layer, in plain forwards of the whole model x its layer count
 # (docs/im_screening.md: gd K 10 on half the layers 10.5x, anderson K 10 on half 7.3x, on all layers 12x).
