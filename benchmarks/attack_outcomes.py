@@ -18,7 +18,6 @@ attacked again in fp32 by the attack itself (`recheck_full_precision`); how many
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -26,17 +25,18 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import save  # noqa: E402
 from robustft.attacks.results import FAILED, SKIPPED, SUCCEEDED, AttackRecord  # noqa: E402
 from robustft.evaluate.stats import accuracy_from_counts, paired_comparison  # noqa: E402
+from robustft.report.folders import load_run  # noqa: E402
 
 OVERTURNED = "not confirmed in fp32"
 
 
 def read_run(folder: Path) -> tuple[dict, dict[str, AttackRecord]]:
-    config = json.loads((folder / "config.json").read_text())
-    metrics_file = folder / "metrics.json"
-    metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {"complete": False}
-    with open(folder / "examples.jsonl", encoding="utf-8") as f:
-        records = [AttackRecord.from_json(line) for line in f if line.strip()]
-    return {"config": config.get("config", {}), "metrics": metrics}, {r.id: r for r in records}
+    """The report's reader: it also takes a killed run's half-written last line (a partial run) and gzipped lines."""
+    run = load_run(folder, folder)
+    if run.verb != "attack" or run.examples is None:
+        raise SystemExit(f"{folder}: not an attack run folder with examples")
+    records = [AttackRecord.from_dict(r) for r in run.examples]
+    return {"config": run.config, "metrics": run.metrics}, {r.id: r for r in records}
 
 
 def run_figures(records: list[AttackRecord], wall_seconds: float | None) -> dict:
@@ -54,13 +54,15 @@ def run_figures(records: list[AttackRecord], wall_seconds: float | None) -> dict
     }
 
 
-def compare(reference: list[AttackRecord], other: list[AttackRecord], names: tuple[str, str]) -> dict:
+def compare(
+    reference: list[AttackRecord], reference_ci95: list[float], other: list[AttackRecord], names: tuple[str, str]
+) -> dict:
     paired = paired_comparison(
         [r.result == FAILED for r in other], [r.result == FAILED for r in reference], names=names
     )
     same_result = sum(a.result == b.result for a, b in zip(reference, other, strict=True))
     same_text = sum(a.adversarial == b.adversarial for a, b in zip(reference, other, strict=True))
-    low, high = accuracy_from_counts(sum(r.result == FAILED for r in reference), len(reference))["ci95"]
+    low, high = reference_ci95
     robust = paired["accuracy_a"]
     return {
         "accuracy_under_attack_difference": paired,
@@ -94,6 +96,7 @@ def main(argv: list[str] | None = None) -> None:
 
     out = {"reference": ref_label, "examples_compared": len(ids), "all_runs_complete": complete}
     out.update({"runs": {}, "compared": {}})
+    reference = [ref_records[i] for i in ids]
     print(f"{'run':<14}{'n':>6}{'acc under attack':>26}{'success rate':>26}{'s/ex':>8}{'overturned':>12}")
     for label, folder, meta, records in loaded:
         ordered = [records[i] for i in ids]
@@ -107,8 +110,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{figures['seconds_per_example']:>8.3f}{figures['overturned_in_fp32']:>12}"
         )
         if label != ref_label:
-            reference = [ref_records[i] for i in ids]
-            result = compare(reference, ordered, (label, ref_label))
+            reference_ci95 = out["runs"][ref_label]["accuracy_under_attack"]["ci95"]
+            result = compare(reference, reference_ci95, ordered, (label, ref_label))
             out["compared"][label] = result
             d = result["accuracy_under_attack_difference"]
             print(
