@@ -19,6 +19,11 @@ Victim modes (our own engine; only the victim's model calls differ): fast (batch
 batch's longest), one-at-a-time (no batching, no cache), pad-to-max-length (TextAttack's padding cost).
 In fp32 every mode must return the same records (the JSON says whether they did).
 
+`--concurrent N`: N examples attacked at once, sharing every model call (robustft.attacks.lockstep). The rows of
+one example can then not be told apart in the shared batches, so every run (one at a time too) is also held
+against the whole set's floor: all distinct rows of the run, length-grouped into batches of `--batch-size`,
+timed right after the run (`x_floor_ideal_set`); the per-example floors are timed for one-at-a-time runs only.
+
     nice -n 10 python benchmarks/attack_speed.py --model RUN --recipes pwws textfooler --n 20 --repeats 2
     python benchmarks/attack_speed.py --precision-probe [--pad-multiple 8]
 
@@ -43,6 +48,7 @@ from common import forward_seconds, length_grouped, load_average, load_sst2_vict
 from robustft.attacks.constraints.similarity import CachedEncoder  # noqa: E402
 from robustft.attacks.recipes import RECIPES, build_attack  # noqa: E402
 from robustft.attacks.results import summarize  # noqa: E402
+from robustft.attacks.runner import attack_each  # noqa: E402
 from robustft.attacks.victim import MODES, Victim  # noqa: E402
 from robustft.data.tasks import load_examples  # noqa: E402
 
@@ -60,19 +66,19 @@ class Recorder:
         self.paused = False
         self._precision = victim.precision
         self._started: float | None = None
-        forward, encode = victim._forward, victim.encode
+        forward, padded = victim._forward, victim._padded
 
         def timed_forward(keys, precision=None):
             self._precision = precision or victim.precision
+            self.rows += [(key, self._precision) for key in keys]
             return self._timed("victim", forward, keys, precision)
 
-        def recording_encode(keys):
-            enc = encode(keys)
+        def recording_padded(rows):
+            enc = padded(rows)
             self.batches.append((dict(enc), self._precision))
-            self.rows += [(key, self._precision) for key in keys]
             return enc
 
-        victim._forward, victim.encode = timed_forward, recording_encode
+        victim._forward, victim._padded = timed_forward, recording_padded
         self.hooks = [
             victim.model.register_forward_pre_hook(self._model_start),
             victim.model.register_forward_hook(self._model_end),
@@ -143,6 +149,7 @@ def measure(
     args,
     pad_multiple: int | None,
     variant: str = "current",
+    concurrent: int = 1,
 ) -> tuple[dict, list]:
     victim = Victim(
         model,
@@ -161,6 +168,8 @@ def measure(
         attack.search._best_scores = per_position_best_scores
     if variant == "bf16-all-threads":
         victim.bf16_one_thread_below = 0
+    if variant == "no-padding-split":
+        victim.split_for_padding = False
     attack.run(warmup, 0, 0)  # lazy resources (WordNet, USE, tagger) load outside the timing
     victim.clear_cache()
     for c in attack.constraints:  # the sentence encoder's cache is shared by the process: every run starts cold
@@ -168,34 +177,40 @@ def measure(
             c.encoder(["the encoder loads its weights on first use"])  # a short warm-up text skips the window
             c.encoder.cache.clear()
     recorder = Recorder(victim, attack)
-    records, wall, as_called, ideal, recheck = [], 0.0, 0.0, 0.0, 0.0
-    for i, e in enumerate(examples):
+    records, wall, as_called, ideal, recheck, set_rows = [], 0.0, 0.0, 0.0, 0.0, []
+    if concurrent > 1:
+        start = time.perf_counter()
+        attack_each(attack, list(enumerate(examples)), 0, records.append, concurrent)
+        wall = time.perf_counter() - start
+        records.sort(key=lambda r: r.index)
+        set_rows = list(recorder.rows)
+    for i, e in enumerate(examples if concurrent == 1 else []):
         start = time.perf_counter()
         records.append(attack.run(e, i, 0))
         wall += time.perf_counter() - start
+        set_rows += recorder.rows
         if mode == "fast":
             # The floors right after each example, on the same model and precision: the attack and its floor
             # see the same load, which on a shared machine changes from one second to the next.
             recorder.paused = True
             as_called += forward_seconds_by_precision(model, recorder.batches)
-            # Each precision's distinct rows, batched ideally: a bf16 attack's fp32 re-checks of its successes
-            # are required forwards, so they count at fp32 (deduplicated with their bf16 row they would vanish).
-            by_precision = defaultdict(list)
-            for key, row_precision in dict.fromkeys(recorder.rows):
-                by_precision[row_precision].append(key)
-            for row_precision, keys in by_precision.items():
-                batches = length_grouped(tok, keys, args.batch_size, victim.max_length, pad_multiple)
-                seconds = forward_seconds(model, batches, row_precision)
-                ideal += seconds
-                recheck += seconds if row_precision != victim.precision else 0.0
+            ideal_s, recheck_s = ideal_floor(model, tok, recorder.rows, victim, args.batch_size, pad_multiple)
+            ideal, recheck = ideal + ideal_s, recheck + recheck_s
             recorder.batches_total += len(recorder.batches)
             recorder.batches, recorder.rows, recorder.paused = [], [], False
+    set_floor = None
+    if mode == "fast":
+        recorder.paused = True
+        if concurrent > 1:
+            as_called = forward_seconds_by_precision(model, recorder.batches)
+        set_floor = ideal_floor(model, tok, set_rows, victim, args.batch_size, pad_multiple)[0]
     recorder.close()
     s = summarize(records)
     attacked = s["num_succeeded"] + s["num_failed"]
     row = {
         "recipe": recipe,
         "variant": variant,
+        "concurrent_examples": concurrent,
         "mode": mode,
         "precision": precision,
         "pad_multiple": pad_multiple,
@@ -224,9 +239,16 @@ def measure(
         row.update(
             {
                 "floor_as_called_s": round(as_called, 3),
+                "x_floor_as_called": round(wall / as_called, 2),
+                "floor_ideal_set_s": round(set_floor, 3),
+                "x_floor_ideal_set": round(wall / set_floor, 2),
+            }
+        )
+    if mode == "fast" and concurrent == 1:
+        row.update(
+            {
                 "floor_ideal_s": round(ideal, 3),
                 "floor_ideal_fp32_rechecks_s": round(recheck, 3),
-                "x_floor_as_called": round(wall / as_called, 2),
                 "x_floor_ideal": round(wall / ideal, 2),
                 "model_x_floor_ideal": round(secs.get("model", 0.0) / ideal, 2),
             }
@@ -234,6 +256,21 @@ def measure(
         if "lm_scorer" in secs:
             row["lm_scorer_x_victim_model"] = round(secs["lm_scorer"] / max(secs.get("model", 0.0), 1e-9), 2)
     return row, records
+
+
+def ideal_floor(model, tok, rows, victim, batch_size: int, pad_multiple) -> tuple[float, float]:
+    """Seconds of each precision's distinct `rows` batched ideally, and how many of them the fp32 re-checks of a
+    reduced-precision attack take (required forwards: deduplicated with their bf16 row they would vanish)."""
+    by_precision = defaultdict(list)
+    for key, row_precision in dict.fromkeys(rows):
+        by_precision[row_precision].append(key)
+    total = recheck = 0.0
+    for row_precision, keys in by_precision.items():
+        batches = length_grouped(tok, keys, batch_size, victim.max_length, pad_multiple)
+        seconds = forward_seconds(model, batches, row_precision)
+        total += seconds
+        recheck += seconds if row_precision != victim.precision else 0.0
+    return total, recheck
 
 
 def forward_seconds_by_precision(model, batches: list[tuple[dict, str]]) -> float:
@@ -306,10 +343,11 @@ def main() -> None:
         "--variants",
         nargs="+",
         default=["current"],
-        choices=["current", "per-position", "lm-word", "bf16-all-threads"],
+        choices=["current", "per-position", "lm-word", "bf16-all-threads", "no-padding-split"],
         help="per-position: PWWS scoring one position per victim request (the code before batching); lm-word: "
         "the genetic attack's LM filter scoring the swapped word instead of the window's pseudo-log-likelihood; "
-        "bf16-all-threads: small bf16 victim calls keep every thread (the code before one-thread small calls)",
+        "bf16-all-threads: small bf16 victim calls keep every thread (the code before one-thread small calls); "
+        "no-padding-split: the victim's rows in plain chunks of --batch-size, never split by length for padding",
     )
     ap.add_argument(
         "--threads",
@@ -317,6 +355,9 @@ def main() -> None:
         nargs="+",
         default=[1],
         help="torch threads (attacks: the first; the precision probe: each, interleaved)",
+    )
+    ap.add_argument(
+        "--concurrent", type=int, nargs="+", default=[1], help="examples attacked at once, sharing model calls (each)"
     )
     ap.add_argument("--mlm", default=None)
     ap.add_argument("--query-budget", type=int, default=None, help="same per-example budget (TextAttack unit)")
@@ -364,20 +405,37 @@ def main() -> None:
         for recipe in args.recipes:
             for mode in args.modes:
                 for precision in args.precisions if mode == "fast" else ["fp32"]:
-                    for multiple, variant in [(m, v) for m in args.pad_multiples for v in args.variants]:
+                    for multiple, variant, concurrent in [
+                        (m, v, c) for m in args.pad_multiples for v in args.variants for c in args.concurrent
+                    ]:
+                        if concurrent > 1 and mode != "fast":
+                            continue
                         row, records = measure(
-                            recipe, model, tok, examples, warmup, mode, precision, mlm, args, multiple or None, variant
+                            recipe,
+                            model,
+                            tok,
+                            examples,
+                            warmup,
+                            mode,
+                            precision,
+                            mlm,
+                            args,
+                            multiple or None,
+                            variant,
+                            concurrent,
                         )
                         row["repeat"] = repeat
                         runs.append(row)
                         digests[(recipe, precision, variant == "lm-word")].add(row["records_digest"])
                         floor = (
-                            f", {row['x_floor_ideal']}x ideal floor / {row['x_floor_as_called']}x as called"
+                            f", {row.get('x_floor_ideal', '-')}x ideal floor, {row['x_floor_ideal_set']}x the set's, "
+                            f"{row['x_floor_as_called']}x as called"
                             if mode == "fast"
                             else ""
                         )
                         print(
-                            f"{recipe:11s} {variant:12s} {mode:5s} {precision:5s} pad {multiple:2d} rep {repeat}: "
+                            f"{recipe:11s} {variant:12s} x{concurrent} {mode:5s} {precision:5s} pad {multiple:2d} "
+                            f"rep {repeat}: "
                             f"{row['s_per_attacked_example']} s/attacked ex{floor}, {row['rows_forwarded']} rows, "
                             f"{row['seconds']}",
                             flush=True,

@@ -4,8 +4,18 @@ is where most of the training time on short texts goes), and keeps RIFT's batche
 import random
 from collections import Counter
 
-from robustft.data.batching import Encoded, epoch_batches
+import torch
+
+from robustft.data.batching import (
+    Encoded,
+    epoch_batches,
+    pad_tokenized,
+    padded_cost_batches,
+    tokenize_pad,
+    tokenize_rows,
+)
 from robustft.data.example import Example
+from robustft.models.factory import tiny_bert
 
 
 def items(n=400, labels=2, seed=0):
@@ -46,3 +56,29 @@ def test_class_balanced_batches_cycle_the_smaller_class():
     assert len(batches) == 10  # the larger class (40) is used up at 4 per batch
     assert all(Counter(data[i].example.label for i in b) == {0: 4, 1: 4} for b in batches)
     assert {i for b in batches for i in b} == set(range(50))
+
+
+def test_padded_cost_batches_split_rows_of_very_different_lengths_only_when_a_call_costs_less_than_their_padding():
+    lengths = [50, 10, 10, 50, 10, 10]
+    assert padded_cost_batches(lengths, 64, float("inf")) == [[1, 2, 4, 5, 0, 3]]  # sorted, one chunk
+    split = padded_cost_batches(lengths, 64, 20)  # one call: 20 + 6 * 50 = 320 token-rows; two: 40 + 40 + 100
+    assert split == [[1, 2, 4, 5], [0, 3]]
+    assert padded_cost_batches(lengths, 64, 1000) == [[1, 2, 4, 5, 0, 3]]  # a call costs more than the padding
+    assert padded_cost_batches(lengths, 3, 1000) == [[1, 2, 4], [5, 0, 3]]  # never more than batch_size rows
+    rng = random.Random(0)
+    many = [rng.randint(3, 60) for _ in range(300)]
+    batches = padded_cost_batches(many, 32, 64)
+    assert sorted(i for b in batches for i in b) == list(range(300)) and max(map(len, batches)) <= 32
+    padded = sum(len(b) * max(many[i] for i in b) for b in batches) + 64 * len(batches)
+    plain = padded_cost_batches(many, 32, float("inf"))
+    assert padded <= sum(len(b) * max(many[i] for i in b) for b in plain) + 64 * len(plain)
+
+
+def test_rows_tokenised_first_and_padded_later_are_the_tensors_of_tokenise_and_pad():
+    tok = tiny_bert(num_labels=2, seed=0)[1]
+    a, b = ["a good film", "bad", "the acting is great , the plot is not"], ["yes", "no , never", "maybe"]
+    for second, to_max in ((None, False), (b, False), (b, True)):
+        direct = tokenize_pad(tok, a, second, max_length=8, pad_to_max_length=to_max)
+        later = pad_tokenized(tok, tokenize_rows(tok, a, second, max_length=8), to_max, 8)
+        assert direct.keys() == later.keys()
+        assert all(torch.equal(direct[k], later[k]) for k in direct)

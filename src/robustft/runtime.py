@@ -138,6 +138,19 @@ def to_device(batch: dict[str, Any], device: torch.device) -> dict[str, Any]:
     return {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
 
 
+# What one more model call costs on the CPU, in padded token-rows: a batch's rows are split by length where their
+# padding would cost more than a call (data.batching.padded_cost_batches). Fitted as a + b * rows to the warm
+# per-row times of the precision probe (MiniLM, mean length ~34 tokens, quiet;
+# benchmarks/results/attack_precision_threads_quiet.json): a / (b / 34) is 30 (fp32) and 42 (bf16) token-rows on one
+# thread, 83 and 150 on two; one value between them, as the split is flat near its optimum. On CUDA unmeasured (no
+# GPU was lent): rows are chunked as before, never split for padding.
+CPU_CALL_OVERHEAD_TOKENS = 64
+
+
+def call_overhead_tokens(device: torch.device) -> float:
+    return CPU_CALL_OVERHEAD_TOKENS if device.type == "cpu" else float("inf")
+
+
 # Below this many rows a bf16 forward on the CPU runs faster on one thread than on several: oneDNN's set-up for a
 # new shape and the threads' hand-offs outweigh the split work. Quiet machine, MiniLM, 2 cores, first calls at new
 # lengths (benchmarks/results/attack_precision_threads_quiet.json), ms per row, 1 / 2 threads: 1 row 15.4-15.7 /

@@ -41,6 +41,7 @@ class AttackContext:
     initial: GoalResult | None = None
     notes: list[str] = field(default_factory=list)
     fixed: frozenset[int] = frozenset()  # never modifiable: a pair's frozen part, words past truncation
+    state: dict = field(default_factory=dict)  # the search's own per-example state: searches serve several threads
 
     def modifiable(self, text: AttackedText) -> list[int]:
         allowed = set(range(text.num_words)) - self.fixed
@@ -95,6 +96,8 @@ class Attack:
     query_budget_per_word in the unit query_budget_unit names; pair_words ("joint" or "perturbed");
     time_limit_s per example; recheck_full_precision of every success found under bf16/fp16.
     """
+
+    shares_calls = True  # several threads may run it at once, one example each (runner.run_attack's `concurrent`)
 
     def __init__(
         self,
@@ -185,7 +188,7 @@ class Attack:
         start = time.perf_counter()
         view = TextView.of(example, self.field, self.pair_words)
         original = AttackedText(view.text())
-        self.victim.reset(self._budget(original.num_words), self.time_limit)
+        self.victim.reset(self._budget(original.num_words), self.time_limit, order=index)
         goal = UntargetedClassification(self.victim, view)
         record = AttackRecord(
             index=index,

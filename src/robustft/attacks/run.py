@@ -97,7 +97,13 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
             runs.attach_log(run.path, run.file("attack.log").name)
             try:
                 records, summary = run_attack(
-                    built, examples, run, seed=cfg.seed, progress=cfg.progress, first=cfg.first
+                    built,
+                    examples,
+                    run,
+                    seed=cfg.seed,
+                    progress=cfg.progress,
+                    first=cfg.first,
+                    concurrent=cfg.concurrent_examples,
                 )
             finally:
                 runs.detach_log()

@@ -18,20 +18,26 @@ moved after the victim was built is still fed on its own device.
 `VictimMode` switches the speed features off for the benchmark's baselines: one query at a time
 without a cache, or every query padded to the model maximum (the padding cost TextAttack's
 HuggingFaceModelWrapper pays).
+
+Several threads may attack one example each with one victim (`share_calls`, see lockstep.py): what belongs to
+an example (its counts, budget, time limit, the precision it is attacked in) is kept per thread; the model calls
+of all of them are answered together, and the caches are written only inside those calls.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from robustft import runtime
-from robustft.data.batching import model_inputs, tokenize_pad
+from robustft.attacks.lockstep import Lockstep
+from robustft.data.batching import model_inputs, pad_tokenized, padded_cost_batches, tokenize_rows
 from robustft.data.example import Example
 from robustft.data.tasks import Task, get_task
 from robustft.errors import ConfigError
@@ -78,6 +84,23 @@ def _key(example: Example) -> tuple[str, str | None]:
     return example.text_a, example.text_b
 
 
+@dataclass
+class ExampleState:
+    """What the victim counts for the example a thread is attacking."""
+
+    query_budget: int | None
+    order: int = 0  # the example's index: shared calls answer requests in this order
+    queries: int = 0  # TextAttack's unit, since the last reset
+    seen: set = field(default_factory=set)
+    exhausted: bool = False
+    deadline: float | None = None
+    precision: str | None = None  # set by `in_precision` for this thread only
+
+
+class _PerThread(threading.local):
+    state: ExampleState | None = None
+
+
 class Victim:
     """Class probabilities for lists of Examples, batched, cached and counted.
 
@@ -112,7 +135,7 @@ class Victim:
         self.model = model.eval()
         self.tokenizer = tokenizer
         runtime.resolve_precision(precision, self.device)  # fail early on a bad name
-        self.precision = precision
+        self._precision = precision
         limit = min(
             getattr(tokenizer, "model_max_length", 512) or 512,
             getattr(model.config, "max_position_embeddings", 512) or 512,
@@ -121,41 +144,75 @@ class Victim:
         self.position_limit = limit
         self.pad_to_multiple_of = pad_to_multiple_of
         self.bf16_one_thread_below = runtime.BF16_ONE_THREAD_BELOW_ROWS  # 0: small bf16 calls keep every thread
+        self.split_for_padding = mode.batched  # False: plain chunks of batch_size rows (the code before the split)
         self.batch_size = batch_size if mode.batched else 1
         self.mode = mode
-        self.query_budget, self.budget_unit = query_budget, budget_unit
+        self.budget_unit = budget_unit
+        self._default_budget = query_budget
         self.cache_size = cache_size
-        self._cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
-        self._caches_by_precision: dict[str, OrderedDict] = {}  # the others, while `in_precision` swaps them
-        self._seen: set[tuple] = set()
-        self.queries = 0  # TextAttack's unit, since the last reset
+        self._caches: dict[str, OrderedDict[tuple, np.ndarray]] = {}  # one per concrete precision
+        self._thread = _PerThread()
+        self._lockstep: Lockstep | None = None
         self.total_forward_rows = 0  # rows actually run through the model (for benchmarks)
-        self.exhausted = False
-        self.deadline: float | None = None
 
     @property
     def device(self) -> torch.device:
         return runtime.model_device(self.model)
 
     @property
+    def precision(self) -> str:
+        """The precision this thread queries in: the victim's, or `in_precision`'s while it lasts."""
+        return self._state.precision or self._precision
+
+    @precision.setter
+    def precision(self, value: str) -> None:
+        self._precision = value
+
+    @property
     def concrete_precision(self) -> str:
         """'bf16', 'fp16' or 'fp32' on the model's current device."""
         return runtime.resolve_precision(self.precision, self.device)
 
-    # --- per-example accounting ------------------------------------------------------------------
-    def reset(self, query_budget: int | None = ..., time_limit: float | None = None) -> None:
-        """Start counting for a new attacked example; optionally set its query budget and time limit (s)."""
-        self._seen = set()
-        self.queries = 0
-        self.exhausted = False
-        self.deadline = None if time_limit is None else time.perf_counter() + time_limit
-        if query_budget is not ...:
-            self.query_budget = query_budget
+    # --- per-example accounting (per thread) -------------------------------------------------------
+    @property
+    def _state(self) -> ExampleState:
+        if self._thread.state is None:
+            self._thread.state = ExampleState(self._default_budget)
+        return self._thread.state
+
+    def reset(self, query_budget: int | None = ..., time_limit: float | None = None, order: int = 0) -> None:
+        """Start counting for a new attacked example (its index: `order`); optionally set its query budget and
+        time limit (s)."""
+        old = self._state
+        budget = old.query_budget if query_budget is ... else query_budget
+        deadline = None if time_limit is None else time.perf_counter() + time_limit
+        self._thread.state = ExampleState(budget, order=order, deadline=deadline, precision=old.precision)
+
+    @property
+    def query_budget(self) -> int | None:
+        return self._state.query_budget
+
+    @property
+    def queries(self) -> int:
+        """Queries of this thread's example in TextAttack's unit."""
+        return self._state.queries
+
+    @property
+    def exhausted(self) -> bool:
+        return self._state.exhausted
+
+    @property
+    def deadline(self) -> float | None:
+        return self._state.deadline
+
+    @deadline.setter
+    def deadline(self, value: float | None) -> None:
+        self._state.deadline = value
 
     @property
     def distinct_queries(self) -> int:
         """Distinct inputs queried since the last reset."""
-        return len(self._seen)
+        return len(self._state.seen)
 
     def spent(self) -> int:
         return self.queries if self.budget_unit == "textattack" else self.distinct_queries
@@ -166,8 +223,9 @@ class Victim:
 
     def count_extra(self, n: int) -> None:
         """Model calls made outside `probs` (the white-box attack's gradient steps): n in both units."""
-        self.queries += n
-        self._seen.update(("#extra", self.distinct_queries + i) for i in range(n))
+        state = self._state
+        state.queries += n
+        state.seen.update(("#extra", len(state.seen) + i) for i in range(n))
 
     def check_time(self) -> None:
         if self.deadline is not None and time.perf_counter() > self.deadline:
@@ -175,9 +233,18 @@ class Victim:
 
     def clear_cache(self) -> None:
         """Forget cached outputs (benchmarks time cold runs; a changed model must not reuse them)."""
-        self._cache.clear()
-        self._caches_by_precision.clear()
+        self._caches.clear()
         self.total_forward_rows = 0
+
+    @contextmanager
+    def share_calls(self, threads: int):
+        """While it lasts, `threads` threads attack one example each, each inside the yielded lockstep's `member()`,
+        and the thread that entered it answers their model calls together in its `serve()` (lockstep.py)."""
+        self._lockstep = Lockstep(self._answer_all, threads)
+        try:
+            yield self._lockstep
+        finally:
+            self._lockstep = None
 
     # --- model calls -----------------------------------------------------------------------------
     def _allowed(self, keys: list[tuple]) -> int:
@@ -185,74 +252,59 @@ class Victim:
         if self.query_budget is None:
             return len(keys)
         left = max(0, int(self.budget_left))
+        seen = self._state.seen
         if self.budget_unit == "textattack":
             allowed = min(len(keys), left)
         else:
             allowed, new = len(keys), set()
             for i, k in enumerate(keys):
-                if k not in self._seen and k not in new:
+                if k not in seen and k not in new:
                     if len(new) >= left:
                         allowed = i
                         break
                     new.add(k)
         if allowed < len(keys) or self.spent() + self._cost(keys[:allowed]) >= self.query_budget:
-            self.exhausted = True  # as TextAttack: the search is over once the budget is reached
+            self._state.exhausted = True  # as TextAttack: the search is over once the budget is reached
         return allowed
 
     def _cost(self, keys: list[tuple]) -> int:
-        return len(keys) if self.budget_unit == "textattack" else len(set(keys) - self._seen)
+        return len(keys) if self.budget_unit == "textattack" else len(set(keys) - self._state.seen)
 
     def probs(self, examples: list[Example]) -> np.ndarray:
         self.check_time()
         keys = [_key(e) for e in examples]
         keys = keys[: self._allowed(keys)]
-        self.queries += len(keys)
-        self._seen.update(keys)
-        missing = list(dict.fromkeys(k for k in keys if not (self.mode.cache and k in self._cache)))
-        fresh = dict(zip(missing, self._forward(missing), strict=True)) if missing else {}
-        out = np.empty((len(keys), self.task.num_labels), dtype=np.float32)
-        for i, k in enumerate(keys):
-            if k in fresh:
-                out[i] = fresh[k]
-            else:
-                out[i] = self._cache[k]
-                self._cache.move_to_end(k)
-        if self.mode.cache:
-            for k, p in fresh.items():
-                self._cache[k] = p
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        return out
+        self._state.queries += len(keys)
+        self._state.seen.update(keys)
+        return self._answer(keys, self.precision, self.mode.cache)
 
     def predict(self, examples: list[Example]) -> np.ndarray:
         return self.probs(examples).argmax(-1)
 
     @contextmanager
     def in_precision(self, precision: str):
-        """Query under another precision for a while, with that precision's own cache (outputs of one
-        precision must never answer for another)."""
+        """Query under another precision for a while (this thread only), with that precision's own cache (outputs
+        of one precision must never answer for another)."""
         runtime.resolve_precision(precision, self.device)
-        saved = self.precision, self._cache
-        self._caches_by_precision[self.concrete_precision] = self._cache
-        self.precision = precision
-        self._cache = self._caches_by_precision.setdefault(self.concrete_precision, OrderedDict())
+        state = self._state
+        saved, state.precision = state.precision, precision
         try:
             yield self
         finally:
-            self.precision, self._cache = saved
+            self._state.precision = saved
 
     def full_precision_probs(self, example: Example) -> np.ndarray:
         """One uncached fp32 call (the re-check of a success found under bf16/fp16); counted in both units."""
-        self.queries += 1
-        self._seen.add(("#fp32",) + _key(example))
-        return self._forward([_key(example)], precision="fp32")[0]
+        self._state.queries += 1
+        self._state.seen.add(("#fp32",) + _key(example))
+        return self._answer([_key(example)], "fp32", cached=False)[0]
 
-    def encode(self, keys: list[tuple[str, str | None]]) -> dict:
-        a = [k[0] for k in keys]
+    def _tokenized(self, keys: list[tuple[str, str | None]]):
         b = [k[1] for k in keys] if self.task.is_pair else None
-        enc = tokenize_pad(
-            self.tokenizer, a, b, max_length=self.max_length, pad_to_max_length=self.mode.pad_to_max_length
-        )
+        return tokenize_rows(self.tokenizer, [k[0] for k in keys], b, max_length=self.max_length)
+
+    def _padded(self, rows) -> dict:
+        enc = pad_tokenized(self.tokenizer, rows, self.mode.pad_to_max_length, self.max_length)
         if self.pad_to_multiple_of and not self.mode.pad_to_max_length:
             enc = pad_to_multiple(enc, self.pad_to_multiple_of, self.tokenizer, self.position_limit)
         return enc
@@ -277,17 +329,62 @@ class Victim:
         ]
         return max(ends, default=0)
 
+    def _answer(self, keys: list[tuple], precision: str, cached: bool) -> np.ndarray:
+        if not keys:
+            return np.empty((0, self.task.num_labels), dtype=np.float32)
+        if self._lockstep is not None:
+            return self._lockstep.ask(self._state.order, (keys, precision, cached))
+        return self._answer_all([(keys, precision, cached)])[0]
+
+    def _answer_all(self, requests: list[tuple[list[tuple], str, bool]]) -> list[np.ndarray]:
+        """Each request's (keys, precision, cached) outputs: from its precision's cache where it may, else from one
+        model call per (precision, cached) for the distinct keys missing across all requests. Outputs are read
+        before new ones are cached, so an eviction cannot take a row a request still needs."""
+        missing: dict[tuple[str, bool], dict[tuple, None]] = {}
+        for keys, precision, cached in requests:
+            cache = self._cache_of(precision)
+            wanted = missing.setdefault((precision, cached), {})
+            wanted.update((k, None) for k in keys if not (cached and k in cache))
+        fresh = {
+            group: dict(zip(keys, self._forward(list(keys), precision=group[0]), strict=True))
+            for group, keys in missing.items()
+            if keys
+        }
+        out = []
+        for keys, precision, cached in requests:
+            new, cache = fresh.get((precision, cached), {}), self._cache_of(precision)
+            rows = np.empty((len(keys), self.task.num_labels), dtype=np.float32)
+            for i, k in enumerate(keys):
+                if k in new:
+                    rows[i] = new[k]
+                else:
+                    rows[i] = cache[k]
+                    cache.move_to_end(k)
+            out.append(rows)
+        for (precision, cached), new in fresh.items():
+            if cached:
+                cache = self._cache_of(precision)
+                cache.update(new)
+                while len(cache) > self.cache_size:
+                    cache.popitem(last=False)
+        return out
+
+    def _cache_of(self, precision: str) -> OrderedDict:
+        return self._caches.setdefault(runtime.resolve_precision(precision, self.device), OrderedDict())
+
     def _forward(self, keys: list[tuple[str, str | None]], precision: str | None = None) -> np.ndarray:
-        batch = self.batch_size
         device = self.device
-        # Sort by length so each batch pads little; results go back to the callers' order.
-        order = sorted(range(len(keys)), key=lambda i: len(keys[i][0]) + len(keys[i][1] or ""))
+        rows = self._tokenized(keys)
+        # Rows grouped by token length, a group split where its padding would cost more than another call; results
+        # go back to the callers' order.
+        overhead = runtime.call_overhead_tokens(device) if self.split_for_padding else float("inf")
+        batches = padded_cost_batches([len(ids) for ids in rows["input_ids"]], self.batch_size, overhead)
         result = np.empty((len(keys), self.task.num_labels), dtype=np.float32)
         precision = precision or self.precision
         with torch.no_grad(), runtime.autocast(device, precision):
-            for s in range(0, len(order), batch):
-                idx = order[s : s + batch]
-                enc = runtime.to_device(model_inputs(self.encode([keys[i] for i in idx])), device)
+            for idx in batches:
+                batch = self._padded({name: [values[i] for i in idx] for name, values in rows.items()})
+                enc = runtime.to_device(model_inputs(batch), device)
                 with runtime.threads_for_forward(len(idx), device, precision, self.bf16_one_thread_below):
                     logits = self.model(**enc).logits.float()
                 result[idx] = torch.softmax(logits, dim=-1).cpu().numpy()

@@ -35,8 +35,9 @@ def tokenize_pad(
     pad_to_max_length: bool = False,
     **extra,
 ) -> dict:
-    """Tokenise and pad to the longest row (or to `max_length`), as tensors: the one tokenise-and-pad of
-    every model call that starts from text (victim, masked LM, probe, sentence encoder)."""
+    """Tokenise and pad to the longest row (or to `max_length`), as tensors: the tokenise-and-pad of every model
+    call that starts from text (masked LM, probe, sentence encoder; the victim tokenises first and pads each
+    length group: `tokenize_rows`, `pad_tokenized`)."""
     return tokenizer(
         texts_a,
         texts_b,
@@ -46,6 +47,41 @@ def tokenize_pad(
         return_tensors="pt",
         **extra,
     )
+
+
+def tokenize_rows(tokenizer, texts_a: list[str], texts_b: list[str] | None = None, max_length: int | None = None):
+    """Token ids of each row, truncated, not padded: to group rows by length before `pad_tokenized` pads each group."""
+    return tokenizer(texts_a, texts_b, truncation=max_length is not None, max_length=max_length)
+
+
+def pad_tokenized(tokenizer, rows, pad_to_max_length: bool = False, max_length: int | None = None) -> dict:
+    """Rows from `tokenize_rows` as tensors, padded on the tokenizer's side to the longest row (or to `max_length`):
+    the same tensors `tokenize_pad` gives for their texts."""
+    padding = "max_length" if pad_to_max_length else "longest"
+    return tokenizer.pad(rows, padding=padding, max_length=max_length, return_tensors="pt")
+
+
+def padded_cost_batches(lengths: list[int], batch_size: int, call_overhead: float) -> list[list[int]]:
+    """Rows (by index) in batches of at most `batch_size`, sorted by length, each padded to its longest, so that the
+    padded tokens plus `call_overhead` token-rows per model call are fewest (dynamic programming over the sorted
+    lengths). Rows of very different lengths then go in separate calls unless a call costs more than their padding;
+    call_overhead=inf gives plain chunks of `batch_size` of the sorted rows."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    if call_overhead == float("inf"):
+        return [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
+    sorted_lengths = [lengths[i] for i in order]
+    best, cut = [0.0] + [float("inf")] * len(order), [0] * (len(order) + 1)
+    for end in range(1, len(order) + 1):
+        widest = sorted_lengths[end - 1]  # every row of a batch ending here is padded to this
+        for start in range(max(0, end - batch_size), end):
+            cost = best[start] + call_overhead + (end - start) * widest
+            if cost < best[end]:
+                best[end], cut[end] = cost, start
+    batches, end = [], len(order)
+    while end > 0:
+        batches.append(order[cut[end] : end])
+        end = cut[end]
+    return batches[::-1]
 
 
 def model_inputs(batch: dict) -> dict[str, torch.Tensor]:

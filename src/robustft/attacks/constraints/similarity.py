@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -117,7 +118,14 @@ class SentenceSimilarity(Constraint):
         self.threshold, self.metric, self.window_size = threshold, metric, window_size
         self.compare_against_original = compare_against_original
         self.skip_short = skip_text_shorter_than_window
-        self.last_scores: dict[str, float] = {}  # text -> similarity, for picking the closest success
+        self._per_thread = threading.local()  # threads attacking different examples keep their own scores
+
+    @property
+    def last_scores(self) -> dict[str, float]:
+        """text -> similarity measured by this thread's last filter calls, for picking the closest success."""
+        if not hasattr(self._per_thread, "scores"):
+            self._per_thread.scores = {}
+        return self._per_thread.scores
 
     def _sim(self, cos: np.ndarray) -> np.ndarray:
         cos = np.clip(cos, -1.0, 1.0)
@@ -140,14 +148,14 @@ class SentenceSimilarity(Constraint):
             else:
                 pairs.append((ref.text, c.text))
         sims = iter(self.scores(pairs)) if pairs else iter(())
-        out = []
+        out, last = [], self.last_scores
         for c, skip in zip(candidates, short, strict=True):
             s = 1.0 if skip else float(next(sims))
-            self.last_scores[c.text] = s
+            last[c.text] = s
             if s >= self.threshold:
                 out.append(c)
-        if len(self.last_scores) > 100_000:
-            self.last_scores.clear()
+        if len(last) > 100_000:
+            last.clear()
         return out
 
     def scores(self, pairs: list[tuple[str, str]]) -> np.ndarray:

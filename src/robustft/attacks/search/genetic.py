@@ -81,12 +81,12 @@ class Genetic(Search):
             return []
         if self.faster:
             current = text.words[i].lower()
-            return [text.replace_word(i, w) for w in self.options[i] if w != current]
+            return [text.replace_word(i, w) for w in ctx.state["options"][i] if w != current]
         return ctx.neighbours(text, [i])[i]
 
     def _perturb_all(self, ctx: AttackContext, members: list[GoalResult]) -> list[GoalResult]:
         out = list(members)
-        weights = [dict(self.weights) for _ in members]
+        weights = [dict(ctx.state["weights"]) for _ in members]
         pending = list(range(len(members)))
         while pending and not ctx.goal.search_over:
             requests = []
@@ -218,9 +218,9 @@ class Genetic(Search):
     def _run_alzantot(self, ctx: AttackContext) -> GoalResult:
         indices = ctx.modifiable(ctx.original)
         neighbours = ctx.neighbours(ctx.original, indices)
-        self.options = {i: [t.words[i].lower() for t in texts] for i, texts in neighbours.items() if texts}
-        self.weights = {i: len(w) for i, w in self.options.items()}
-        if not self.weights:
+        options = {i: [t.words[i].lower() for t in texts] for i, texts in neighbours.items() if texts}
+        ctx.state.update(options=options, weights={i: len(w) for i, w in options.items()})
+        if not options:
             ctx.notes.append("no position has a candidate that passes the constraints")
             return ctx.initial
         population = self._perturb_all(ctx, [ctx.initial] * self.population)
