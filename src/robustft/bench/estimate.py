@@ -29,8 +29,9 @@ METHOD_COST = {
 # On short texts a standard step is so cheap that RIFT's fixed costs weigh more: SST-2 in the quick bench, 257 s
 # against standard's 26 s.
 SHORT_TEXT_METHOD_COST = {"rift": 10.0}
-# s per example: PWWS 0.37, TextFooler 0.20 (1,000 examples), genetic 4.6 (150), BERT-Attack ~0.5 (20, one thread)
-ATTACK_SECONDS = {"pwws": 0.4, "textfooler": 0.2, "bert-attack": 0.5, "genetic": 4.6, "ascc": 0.2}
+# s per example: PWWS 0.31, TextFooler 0.15 (1,000 examples, eight at once), genetic 4.6 (150, one at a time),
+# BERT-Attack ~0.5 (20, one thread)
+ATTACK_SECONDS = {"pwws": 0.31, "textfooler": 0.15, "bert-attack": 0.5, "genetic": 4.6, "ascc": 0.2}
 LONG_TEXT_FACTOR = {"imdb": 8.0}  # IMDB reviews are ~10x SST-2 sentences
 # Cost of one IM solver iteration per converted layer, in plain forwards of the whole model x its layer count
 # (docs/im_screening.md: gd K 10 on half the layers 10.5x, anderson K 10 on half 7.3x, on all layers 12x).
