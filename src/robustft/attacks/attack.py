@@ -81,6 +81,7 @@ class AttackContext:
 
 class Search:
     name = "search"
+    shares_calls = True  # worth attacking several examples at once, sharing model calls (runner's `concurrent`)
 
     def run(self, ctx: AttackContext) -> GoalResult:
         raise NotImplementedError
@@ -97,7 +98,10 @@ class Attack:
     time_limit_s per example; recheck_full_precision of every success found under bf16/fp16.
     """
 
-    shares_calls = True  # several threads may run it at once, one example each (runner.run_attack's `concurrent`)
+    @property
+    def shares_calls(self) -> bool:
+        """Whether several threads run it at once, one example each (runner.run_attack's `concurrent`)."""
+        return self.search.shares_calls
 
     def __init__(
         self,

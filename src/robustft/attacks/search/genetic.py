@@ -41,6 +41,10 @@ COMPATS = ("alzantot", "textattack")
 
 class Genetic(Search):
     name = "genetic"
+    # One example at a time: its population requests are ~60 rows already, and its LM filter runs in the attacking
+    # thread; eight at once took 4.06 against 3.65 s per attacked example (bf16, two threads, 10 SST-2 dev examples,
+    # benchmarks/results/attack_speed_concurrent_mlm.json).
+    shares_calls = False
 
     def __init__(
         self,
