@@ -170,6 +170,8 @@ def measure(
         victim.bf16_one_thread_below = 0
     if variant == "no-padding-split":
         victim.split_for_padding = False
+    if variant == "compile":
+        victim.compile_model = True
     attack.run(warmup, 0, 0)  # lazy resources (WordNet, USE, tagger) load outside the timing
     victim.clear_cache()
     for c in attack.constraints:  # the sentence encoder's cache is shared by the process: every run starts cold
@@ -343,11 +345,12 @@ def main() -> None:
         "--variants",
         nargs="+",
         default=["current"],
-        choices=["current", "per-position", "lm-word", "bf16-all-threads", "no-padding-split"],
+        choices=["current", "per-position", "lm-word", "bf16-all-threads", "no-padding-split", "compile"],
         help="per-position: PWWS scoring one position per victim request (the code before batching); lm-word: "
         "the genetic attack's LM filter scoring the swapped word instead of the window's pseudo-log-likelihood; "
         "bf16-all-threads: small bf16 victim calls keep every thread (the code before one-thread small calls); "
-        "no-padding-split: the victim's rows in plain chunks of --batch-size, never split by length for padding",
+        "no-padding-split: the victim's rows in plain chunks of --batch-size, never split by length for padding; "
+        "compile: the victim's reduced-precision calls through torch.compile (compiled during the warm-up example)",
     )
     ap.add_argument(
         "--threads",

@@ -146,6 +146,27 @@ def test_a_victim_keeps_one_cache_per_precision(tok):
     assert (victim.probs(text)[0] == under_bf16).all()
 
 
+def test_a_compiled_victim_answers_reduced_precision_calls_and_leaves_the_fp32_re_checks_eager(tok, monkeypatch):
+    import torch
+
+    compiled_calls = []
+
+    def fake_compile(model, dynamic):  # the routing, without minutes of compiling a test model
+        def compiled(**inputs):
+            compiled_calls.append(torch.is_autocast_cpu_enabled())
+            return model(**inputs)
+
+        return compiled
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    victim = Victim(KeywordModel(tok), tok, "sst2", precision="bf16", compile_model=True)
+    victim.probs([Example("a fine film", 0)])
+    victim.full_precision_probs(Example("a good film", 0))
+    with victim.in_precision("fp32"):
+        victim.probs([Example("a nice film", 0)])
+    assert compiled_calls == [True]  # only the bf16 call went through the compiled model
+
+
 @pytest.mark.parametrize(
     ("key", "value"),
     [

@@ -157,7 +157,8 @@ class AttackConfig(RunSettings):
 
     verb: ClassVar[str] = "attack"
     not_hashed: ClassVar[frozenset[str]] = frozenset(
-        {"output_dir", "device", "threads", "progress", "model", "first", "shard", "concurrent_examples"}
+        {"output_dir", "device", "threads", "progress", "model", "first", "shard"}
+        | {"concurrent_examples", "compile_victim"}  # speed only: the same records up to float noise
     )
 
     model: str = setting(None, "run folder (its best/ model), model folder, alias or hub name")
@@ -193,6 +194,9 @@ class AttackConfig(RunSettings):
     # (docs/performance.md, Batching across examples); 1: one at a time
     concurrent_examples: int = setting(
         8, "examples attacked at once, sharing each model call (bigger batches; same records up to float noise)", min=1
+    )
+    compile_victim: bool = setting(
+        False, "torch.compile the model for bf16/fp16 queries (fp32 re-checks stay eager); compiling takes seconds"
     )
     max_length: int | None = setting(None, "tokens per query (default: the trained run's, else the model's)", min=2)
     precision: str | None = setting(None, "auto, bf16, fp16, fp32 (default: the trained run's)", choices=PRECISIONS)

@@ -57,7 +57,13 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
     labels_note = check_labels(model, task)
     model.to(device).eval()
     victim = Victim(
-        model, tokenizer, task, max_length=cfg.max_length, batch_size=cfg.batch_size, precision=cfg.precision
+        model,
+        tokenizer,
+        task,
+        max_length=cfg.max_length,
+        batch_size=cfg.batch_size,
+        precision=cfg.precision,
+        compile_model=cfg.compile_victim,
     )
     settings = dict(cfg.recipe_args)
     for key in ENGINE_KEYS:  # first-class keys of the config, passed to the recipe when set

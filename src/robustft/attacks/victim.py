@@ -122,6 +122,7 @@ class Victim:
         mode: VictimMode = FAST,
         cache_size: int = 1 << 18,
         pad_to_multiple_of: int | None = None,
+        compile_model: bool = False,
     ):
         if budget_unit not in BUDGET_UNITS:
             raise ConfigError(f"query_budget_unit: expected one of {', '.join(BUDGET_UNITS)}, got '{budget_unit}'")
@@ -145,6 +146,9 @@ class Victim:
         self.pad_to_multiple_of = pad_to_multiple_of
         self.bf16_one_thread_below = runtime.BF16_ONE_THREAD_BELOW_ROWS  # 0: small bf16 calls keep every thread
         self.split_for_padding = mode.batched  # False: plain chunks of batch_size rows (the code before the split)
+        # torch.compile for the reduced-precision calls; fp32 calls (the re-checks of successes) stay eager
+        self.compile_model = compile_model
+        self._compiled = None
         self.batch_size = batch_size if mode.batched else 1
         self.mode = mode
         self.budget_unit = budget_unit
@@ -369,6 +373,13 @@ class Victim:
                     cache.popitem(last=False)
         return out
 
+    def _model_for(self, precision: str):
+        if not self.compile_model or runtime.resolve_precision(precision, self.device) == "fp32":
+            return self.model
+        if self._compiled is None:
+            self._compiled = torch.compile(self.model, dynamic=True)  # compiles on the first call, per shape family
+        return self._compiled
+
     def _cache_of(self, precision: str) -> OrderedDict:
         return self._caches.setdefault(runtime.resolve_precision(precision, self.device), OrderedDict())
 
@@ -386,7 +397,7 @@ class Victim:
                 batch = self._padded({name: [values[i] for i in idx] for name, values in rows.items()})
                 enc = runtime.to_device(model_inputs(batch), device)
                 with runtime.threads_for_forward(len(idx), device, precision, self.bf16_one_thread_below):
-                    logits = self.model(**enc).logits.float()
+                    logits = self._model_for(precision)(**enc).logits.float()
                 result[idx] = torch.softmax(logits, dim=-1).cpu().numpy()
                 self.total_forward_rows += len(idx)
         return result
