@@ -190,8 +190,8 @@ def measure(
         start = time.perf_counter()
         records.append(attack.run(e, i, 0))
         wall += time.perf_counter() - start
-        set_rows += recorder.rows
         if mode == "fast":
+            set_rows += recorder.rows
             # The floors right after each example, on the same model and precision: the attack and its floor
             # see the same load, which on a shared machine changes from one second to the next.
             recorder.paused = True
