@@ -150,7 +150,12 @@ def measure(
     pad_multiple: int | None,
     variant: str = "current",
     concurrent: int = 1,
-) -> tuple[dict, list]:
+    wait=None,
+    indices: list[int] | None = None,
+) -> tuple[dict, list, list]:
+    """One timed run: its row, its records and the whole set's distinct forwarded rows. `wait()`, when given, is
+    called after the warm-up and again before the set's floor (processes timed together meet there); `indices`
+    are the examples' places in the whole set (a process's share of it), which seed their attacks."""
     victim = Victim(
         model,
         tok,
@@ -163,6 +168,8 @@ def measure(
     overrides = {"query_budget": args.query_budget} if args.query_budget else {}
     if variant == "lm-word":
         overrides["lm_scorer"] = "masked-lm-word"
+    if variant == "lm-bf16":
+        overrides["lm_precision"] = "bf16"
     attack = build_attack(recipe, victim, mlm=mlm, overrides=overrides or None)
     if variant == "per-position":
         attack.search._best_scores = per_position_best_scores
@@ -179,14 +186,18 @@ def measure(
             c.encoder(["the encoder loads its weights on first use"])  # a short warm-up text skips the window
             c.encoder.cache.clear()
     recorder = Recorder(victim, attack)
+    if wait is not None:
+        wait()
     records, wall, as_called, ideal, recheck, set_rows = [], 0.0, 0.0, 0.0, 0.0, []
-    if concurrent > 1:
+    whole_set = concurrent > 1 or wait is not None  # timed as one run: the per-example floors would interleave
+    if whole_set:
+        todo = list(zip(indices or range(len(examples)), examples, strict=True))
         start = time.perf_counter()
-        attack_each(attack, list(enumerate(examples)), 0, records.append, concurrent)
+        attack_each(attack, todo, 0, records.append, concurrent)
         wall = time.perf_counter() - start
         records.sort(key=lambda r: r.index)
         set_rows = list(recorder.rows)
-    for i, e in enumerate(examples if concurrent == 1 else []):
+    for i, e in enumerate([] if whole_set else examples):
         start = time.perf_counter()
         records.append(attack.run(e, i, 0))
         wall += time.perf_counter() - start
@@ -203,7 +214,9 @@ def measure(
     set_floor = None
     if mode == "fast":
         recorder.paused = True
-        if concurrent > 1:
+        if wait is not None:
+            wait()
+        if whole_set:
             as_called = forward_seconds_by_precision(model, recorder.batches)
         set_floor = ideal_floor(model, tok, set_rows, victim, args.batch_size, pad_multiple)[0]
     recorder.close()
@@ -246,7 +259,7 @@ def measure(
                 "x_floor_ideal_set": round(wall / set_floor, 2),
             }
         )
-    if mode == "fast" and concurrent == 1:
+    if mode == "fast" and not whole_set:
         row.update(
             {
                 "floor_ideal_s": round(ideal, 3),
@@ -257,7 +270,7 @@ def measure(
         )
         if "lm_scorer" in secs:
             row["lm_scorer_x_victim_model"] = round(secs["lm_scorer"] / max(secs.get("model", 0.0), 1e-9), 2)
-    return row, records
+    return row, records, set_rows
 
 
 def ideal_floor(model, tok, rows, victim, batch_size: int, pad_multiple) -> tuple[float, float]:
@@ -345,9 +358,10 @@ def main() -> None:
         "--variants",
         nargs="+",
         default=["current"],
-        choices=["current", "per-position", "lm-word", "bf16-all-threads", "no-padding-split", "compile"],
+        choices=["current", "per-position", "lm-word", "lm-bf16", "bf16-all-threads", "no-padding-split", "compile"],
         help="per-position: PWWS scoring one position per victim request (the code before batching); lm-word: "
         "the genetic attack's LM filter scoring the swapped word instead of the window's pseudo-log-likelihood; "
+        "lm-bf16: the genetic attack's masked LM in bf16; "
         "bf16-all-threads: small bf16 victim calls keep every thread (the code before one-thread small calls); "
         "no-padding-split: the victim's rows in plain chunks of --batch-size, never split by length for padding; "
         "compile: the victim's reduced-precision calls through torch.compile (compiled during the warm-up example)",
@@ -413,7 +427,7 @@ def main() -> None:
                     ]:
                         if concurrent > 1 and mode != "fast":
                             continue
-                        row, records = measure(
+                        row, records, _ = measure(
                             recipe,
                             model,
                             tok,
@@ -429,7 +443,8 @@ def main() -> None:
                         )
                         row["repeat"] = repeat
                         runs.append(row)
-                        digests[(recipe, precision, variant == "lm-word")].add(row["records_digest"])
+                        lm_variant = variant if variant.startswith("lm-") else ""  # other variants keep the records
+                        digests[(recipe, precision, lm_variant)].add(row["records_digest"])
                         floor = (
                             f", {row.get('x_floor_ideal', '-')}x ideal floor, {row['x_floor_ideal_set']}x the set's, "
                             f"{row['x_floor_as_called']}x as called"
@@ -459,7 +474,7 @@ def main() -> None:
             "load_average_before": load_before,
             "load_average_after": load_average(),
             "same_records_across_modes_and_repeats": {
-                f"{r}/{p}{'/lm-word' if w else ''}": len(d) == 1 for (r, p, w), d in digests.items()
+                f"{r}/{p}{'/' + w if w else ''}": len(d) == 1 for (r, p, w), d in digests.items()
             },
             "runs": runs,
         },

@@ -9,6 +9,7 @@ from robustft.attacks.constraints.lm_filter import (
     MaskedLMWordLogProb,
 )
 from robustft.attacks.words import AttackedText
+from robustft.errors import ConfigError
 from robustft.models import mlm
 from robustft.models.factory import tiny_bert_mlm
 
@@ -54,3 +55,15 @@ def test_both_scorers_prefer_the_fluent_word_on_the_shipped_masked_lm():
     assert list(pll([(t, (0, 0)) for t in texts])) == pytest.approx(
         mlm.pseudo_log_likelihood(model, tok, texts, precision="fp32")
     )
+
+
+def test_scorer_precision_is_used_recorded_and_checked():
+    model, tok = tiny_bert_mlm(seed=0)
+    items = [("the film was good and the cast was fun", (13, 17)), ("the film was fine and the cast was fun", (13, 17))]
+    for cls in (MaskedLMPseudoLogLikelihood, MaskedLMWordLogProb):
+        full, half = cls(model, tok), cls(model, tok, precision="bf16")
+        assert "bf16" in half.name and "bf16" not in full.name  # the run's config says which precision scored
+        exact, reduced = full(items), half(items)
+        assert list(reduced) == pytest.approx(list(exact), abs=0.5) and list(reduced) != list(exact)
+    with pytest.raises(ConfigError, match="precision"):
+        MaskedLMPseudoLogLikelihood(model, tok, precision="int4")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robustft import runtime
 from robustft.attacks.constraints.base import Constraint
 
 
@@ -27,17 +28,20 @@ class _MaskedLMScorer:
 
     kind = ""
 
-    def __init__(self, mlm=None, tokenizer=None, batch_size: int = 128, source: str = ""):
+    def __init__(self, mlm=None, tokenizer=None, batch_size: int = 128, source: str = "", precision: str = "fp32"):
         if mlm is None:
             from robustft.attacks.transformations.masked_lm import default_masked_lm
 
             mlm, tokenizer = default_masked_lm()
         self.mlm, self.tokenizer, self.batch_size = mlm.eval(), tokenizer, batch_size
+        # The masked LM's forwards (genetic's lm_precision); resolved now, so a bad value fails before the attack.
+        self.precision = runtime.resolve_precision(precision, runtime.model_device(self.mlm))
         self._known: dict = {}
         which = (
             source or getattr(mlm, "mlm_source", "") or getattr(mlm.config, "name_or_path", "") or type(mlm).__name__
         )
-        self.name = f"{self.kind}:{which}"  # recorded: which scorer and which masked LM ran
+        # recorded: which scorer, which masked LM and at what precision it ran
+        self.name = f"{self.kind}:{which}" + ("" if self.precision == "fp32" else f" ({self.precision})")
 
     def key(self, item):
         return item
@@ -66,7 +70,9 @@ class MaskedLMPseudoLogLikelihood(_MaskedLMScorer):
         from robustft.models.mlm import pseudo_log_likelihood
 
         texts = [text for text, _ in items]
-        return pseudo_log_likelihood(self.mlm, self.tokenizer, texts, batch_size=self.batch_size, precision="fp32")
+        return pseudo_log_likelihood(
+            self.mlm, self.tokenizer, texts, batch_size=self.batch_size, precision=self.precision
+        )
 
 
 class MaskedLMWordLogProb(_MaskedLMScorer):
@@ -77,7 +83,9 @@ class MaskedLMWordLogProb(_MaskedLMScorer):
     def score(self, items) -> list[float]:
         from robustft.models.mlm import masked_span_log_prob
 
-        return masked_span_log_prob(self.mlm, self.tokenizer, items, batch_size=self.batch_size, precision="fp32")
+        return masked_span_log_prob(
+            self.mlm, self.tokenizer, items, batch_size=self.batch_size, precision=self.precision
+        )
 
 
 SCORERS = {cls.kind: cls for cls in (MaskedLMPseudoLogLikelihood, MaskedLMWordLogProb)}

@@ -31,6 +31,7 @@ CONFIG = {
     "lm_scorer": "masked-lm-pll",  # offline stand-in for the Google 1B LM
     "lm_window": 6,  # Jia et al.: +-6 words
     "lm_max_drop": 5.0,  # Jia et al.
+    "lm_precision": "fp32",  # the LM filter's forwards; "bf16" is faster (docs/performance.md)
     "max_percent": 0.2,  # Alzantot et al.
     "similarity": None,
     "antonym_filter": False,
@@ -43,7 +44,11 @@ def build(victim, config: dict, mlm=None) -> Attack:
     if scorer in SCORERS:
         model, tokenizer = mlm if mlm is not None else (None, None)
         constraints.append(
-            LanguageModelFilter(SCORERS[scorer](model, tokenizer), config["lm_window"], config["lm_max_drop"])
+            LanguageModelFilter(
+                SCORERS[scorer](model, tokenizer, precision=config.get("lm_precision", "fp32")),
+                config["lm_window"],
+                config["lm_max_drop"],
+            )
         )
     elif scorer is not None:
         raise ValueError(f"unknown lm_scorer {scorer!r} ({', '.join(SCORERS)} or None)")
