@@ -8,7 +8,7 @@ pluggable and the run records which one ran:
   turn, sum the log-probabilities of the true tokens) of the +-`window` words, closest to Jia et al.'s
   log-probability of the window (it sees how the swap changes its neighbours' likelihood). Its scale differs
   from a left-to-right LM's. It costs one masked forward per token of every scored window: 3-5x the victim's
-  own queries in the genetic attack.
+  own queries in the genetic attack in fp32, about 1.4x in bf16 (`precision`; docs/performance.md).
 - `masked-lm-word`: log p(substitute | the window, the word masked), Alzantot et al.'s own form (the LM scores
   the candidate words in their context). All 8 neighbours of a word share one masked forward, so it costs a
   small fraction of the victim's queries; it does not see effects on the neighbouring words.
