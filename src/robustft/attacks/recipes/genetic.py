@@ -31,7 +31,9 @@ CONFIG = {
     "lm_scorer": "masked-lm-pll",  # offline stand-in for the Google 1B LM
     "lm_window": 6,  # Jia et al.: +-6 words
     "lm_max_drop": 5.0,  # Jia et al.
-    "lm_precision": "fp32",  # the LM filter's forwards; "bf16" is faster (docs/performance.md)
+    # The LM filter's forwards: auto = bf16 on CPU (1.8x faster; same outcome on 150 paired SST-2 test examples,
+    # 99.5% same swap decisions; docs/performance.md); "fp32" scores exactly as before.
+    "lm_precision": "auto",
     "max_percent": 0.2,  # Alzantot et al.
     "similarity": None,
     "antonym_filter": False,
