@@ -48,7 +48,8 @@ def _setup(args):
 
 def _worker(args, rank: int, processes: int, recipe: str, precision: str, barrier, results) -> None:
     """One process of `processes`, one thread: attacks examples rank, rank + processes, ...; then, once every
-    process has finished attacking, times the ideal floor of its own rows while the others time theirs."""
+    process has finished attacking, times the ideal floor of its own rows while the others time theirs (`measure`
+    meets them there)."""
     torch.set_num_threads(1)
     model, tok, warmup, examples, mlm = _setup(args)
     mine = list(range(rank, len(examples), processes))
@@ -67,10 +68,7 @@ def _worker(args, rank: int, processes: int, recipe: str, precision: str, barrie
         wait=barrier.wait,
         indices=mine,
     )
-    victim = Victim(model, tok, "sst2", batch_size=args.batch_size, precision=precision)
-    barrier.wait()
-    floor = ideal_floor(model, tok, rows, victim, args.batch_size, None)[0]
-    results.put((rank, row, records, rows, floor))
+    results.put((rank, row, records, rows))
 
 
 def in_processes(args, recipe: str, precision: str) -> tuple[dict, list, list, float]:
@@ -100,7 +98,7 @@ def in_processes(args, recipe: str, precision: str) -> tuple[dict, list, list, f
         "per_process_wall_s": [part[1]["wall_s"] for part in parts],
         "forward_calls": sum(part[1]["forward_calls"] for part in parts),
     }
-    return row, records, rows, max(part[4] for part in parts)
+    return row, records, rows, max(part[1]["floor_ideal_set_s"] for part in parts)
 
 
 def main() -> None:
@@ -134,10 +132,12 @@ def main() -> None:
                 victim = Victim(model, tok, "sst2", batch_size=args.batch_size, precision=precision)
                 one_process_floor = ideal_floor(model, tok, rows, victim, args.batch_size, None)[0]
                 best = min(one_process_floor, parallel_floor)
-                same[f"{recipe}/{precision}"] = same.get(f"{recipe}/{precision}", True) and (
-                    records_digest(one_records) == records_digest(many_records)
-                )
-                for config, row in ((f"1 process x {threads} threads", one), (f"{args.processes} x 1 thread", many)):
+                digest_one, digest_many = records_digest(one_records), records_digest(many_records)
+                same[f"{recipe}/{precision}"] = same.get(f"{recipe}/{precision}", True) and digest_one == digest_many
+                for config, row, digest in (
+                    (f"1 process x {threads} threads", one, digest_one),
+                    (f"{args.processes} x 1 thread", many, digest_many),
+                ):
                     runs.append(
                         {
                             "recipe": recipe,
@@ -153,7 +153,7 @@ def main() -> None:
                             "floor_one_process_s": round(one_process_floor, 3),
                             "floor_parallel_processes_s": round(parallel_floor, 3),
                             "x_best_floor": round(row["wall_s"] / best, 2),
-                            "records_digest": records_digest(one_records if row is one else many_records),
+                            "records_digest": digest,
                         }
                     )
                     r = runs[-1]

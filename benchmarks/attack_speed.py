@@ -215,10 +215,10 @@ def measure(
     if mode == "fast":
         recorder.paused = True
         if wait is not None:
-            wait()
+            wait()  # the set's floor first, right after the meeting: processes time theirs at the same moment
+        set_floor = ideal_floor(model, tok, set_rows, victim, args.batch_size, pad_multiple)[0]
         if whole_set:
             as_called = forward_seconds_by_precision(model, recorder.batches)
-        set_floor = ideal_floor(model, tok, set_rows, victim, args.batch_size, pad_multiple)[0]
     recorder.close()
     s = summarize(records)
     attacked = s["num_succeeded"] + s["num_failed"]

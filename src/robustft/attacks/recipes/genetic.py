@@ -47,7 +47,7 @@ def build(victim, config: dict, mlm=None) -> Attack:
         model, tokenizer = mlm if mlm is not None else (None, None)
         constraints.append(
             LanguageModelFilter(
-                SCORERS[scorer](model, tokenizer, precision=config.get("lm_precision", "fp32")),
+                SCORERS[scorer](model, tokenizer, precision=config["lm_precision"]),
                 config["lm_window"],
                 config["lm_max_drop"],
             )
