@@ -86,3 +86,52 @@ def test_cli_runs_a_bench_file_and_ends_with_the_table_and_the_report_page(tiny_
     assert any("bert" in line and "|" in line for line in out)
     page = (tmp_path / "b" / "report" / "report.html").read_text()
     assert "advglue-sst2" in page and "im" in page
+
+
+def test_a_job_another_process_holds_is_left_to_it_and_taken_once_released(tiny_model_dir, tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from robustft.bench import run as bench_run
+    from robustft.runs import is_finished, try_hold
+
+    monkeypatch.setattr(bench_run, "WAIT_POLL_S", 0.05)
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "b")
+    jobs = [j for j in expand(cfg) if j.id.startswith("bert/")]
+    held = next(j for j in jobs if j.kind == "eval")
+    others = [j for j in jobs if j is not held]
+    holding, released = threading.Event(), []
+
+    def other_process():  # holds the job's claim until the bench has run everything else
+        with try_hold(bench_run.claim_path(tmp_path / "b", held.id)) as mine:
+            assert mine
+            holding.set()
+            while not all(is_finished(j.folder) for j in others):
+                time.sleep(0.05)
+            time.sleep(0.3)
+            assert not is_finished(held.folder)  # the bench left it alone and waited
+            released.append(time.time())
+
+    thread = threading.Thread(target=other_process)
+    thread.start()
+    holding.wait()
+    result = bench(cfg, only="bert/*")
+    thread.join()
+    assert released and set(result["jobs"].values()) == {"done"} and len(result["jobs"]) == 4
+    assert (held.folder / "metrics.json").stat().st_mtime >= released[0]
+
+
+def test_workers_run_the_jobs_in_their_own_processes_with_the_cores_shared(tiny_model_dir, tmp_path):
+    import os
+
+    from robustft.runs import LOCK
+    from robustft.runtime import cpu_cores
+
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "b", threads=None, workers=2, attacks=[])
+    result = bench(cfg)
+    assert result["complete"] and set(result["jobs"].values()) == {"done"} and len(result["jobs"]) == 6
+    folders = [j.folder for j in expand(cfg)]
+    pids = {(f / LOCK).read_text().strip() for f in folders}
+    assert str(os.getpid()) not in pids  # every job ran in a worker
+    threads = {json.loads((f / "config.json").read_text())["config"]["threads"] for f in folders}
+    assert threads == {max(1, cpu_cores() // 2)}

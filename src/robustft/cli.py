@@ -274,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     if extra and not getattr(args, "takes_overrides", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra
+    from robustft.runtime import quiet_libraries
+
     quiet_libraries()
     try:
         with warnings.catch_warnings():
@@ -290,14 +292,6 @@ def main(argv: list[str] | None = None) -> int:
         print("robustft: interrupted", file=sys.stderr)
         return 130
     return code or 0
-
-
-def quiet_libraries() -> None:
-    """transformers' load reports and shard bars drown our own progress; keep its warnings and errors."""
-    import transformers
-
-    transformers.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
 
 
 __all__ = ["main", "build_parser", "split_overrides"]

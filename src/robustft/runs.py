@@ -291,6 +291,23 @@ def hold(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@contextmanager
+def try_hold(path: Path):
+    """A non-blocking lock on `path`: yields True while this process holds it, False (at once) when another
+    process does. Released when the block ends or the process dies."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _shard_files(path: Path, shard: tuple[int, int]) -> list[Path]:
     tag = f".shard-{shard[0]}-of-{shard[1]}."
     return [p for p in path.iterdir() if tag in p.name and not p.name.startswith(".lock")]

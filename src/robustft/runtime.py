@@ -172,6 +172,19 @@ def threads_for_forward(rows: int, device: torch.device, precision: str, below: 
         torch.set_num_threads(threads)
 
 
+def quiet_libraries() -> None:
+    """transformers' load reports and shard bars drown our own progress; keep its warnings and errors."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+
+
+def cpu_cores() -> int:
+    """The CPU cores this process may run on (its affinity, which containers and taskset narrow)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def set_threads(threads: int | None) -> None:
     """Torch CPU threads for this process (None: leave torch's default)."""
     if threads is not None:

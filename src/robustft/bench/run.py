@@ -2,17 +2,22 @@
 resuming interrupted ones, then build the report from the run folders alone.
 
 Jobs can be filtered (`only`, a glob on job ids) and run one at a time, so a bench spreads over sessions,
-processes or machines; every job is its own locked run folder. `--shard i/n` (automatic under torchrun) gives a
-process every n-th cell from i, each cell with its evaluations and attacks (they need its model); every job then
-runs as one process, on this rank's GPU. The bench's metrics.json lists every job's status; the report is built
-once every job is done."""
+processes or machines; every job is its own locked run folder. Processes running the same bench share its jobs:
+each takes the next job no other process holds, and an evaluation waits while another process trains its model;
+`--workers N` starts N such processes here (one per core is fastest for CPU attacks). `--shard i/n` (automatic
+under torchrun) gives a process every n-th cell from i, each cell with its evaluations and attacks (they need its
+model); every job then runs as one process, on this rank's GPU. The bench's metrics.json lists every job's
+status; the report is built once every job is done."""
 
 from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import hashlib
 import logging
+import multiprocessing
 import time
+from pathlib import Path
 
 from tqdm.auto import tqdm
 
@@ -82,12 +87,103 @@ def record_bench(cfg: BenchConfig, folder) -> None:
         atomic_write_json(folder / runs.CONFIG, runs.describe(dataclasses.replace(cfg, shard=None), {}))
 
 
+# Seconds between looks at jobs that wait for a model another process is training (or a job it holds).
+WAIT_POLL_S = 5.0
+CLAIMS = ".lock-jobs"  # one lock file per job: the process running it holds it
+
+
+def claim_path(folder: Path, job_id: str) -> Path:
+    return folder / CLAIMS / hashlib.sha1(job_id.encode()).hexdigest()[:16]
+
+
+def held_elsewhere(folder: Path, job_id: str) -> bool:
+    with runs.try_hold(claim_path(folder, job_id)) as mine:
+        return not mine
+
+
+def model_of(job: Job, folder: Path) -> Path:
+    return folder / "cells" / job.cell.replace("/", "-")
+
+
+def run_jobs(pending: list[Job], folder: Path, overwrite: bool, bar) -> dict[str, str]:
+    """Run the pending jobs in the bench's order, sharing them with any other process working on the same bench:
+    a job another process holds is left to it, and one whose model another process is training waits for it.
+    Returns {job id: why it failed}."""
+    failed: dict[str, str] = {}
+    pending = list(pending)
+    ids = {j.id for j in pending}
+    while pending:
+        ran = False
+        for job in list(pending):
+            if status(job) == "done":  # another process finished it
+                pending.remove(job)
+                bar.update(1)
+                continue
+            if job.kind != "train" and not runs.is_finished(model_of(job, folder)):
+                trainer = next((j for j in pending if j.id == job.cell), None)
+                if trainer is not None or (job.cell not in ids and held_elsewhere(folder, job.cell)):
+                    continue  # its model is being (or still to be) trained
+                failed[job.id] = f"its model ({job.cell}) is not trained yet"
+                pending.remove(job)
+                bar.update(1)
+                continue
+            with runs.try_hold(claim_path(folder, job.id)) as mine:
+                if not mine:
+                    continue
+                if status(job) != "done":
+                    bar.set_postfix_str(job.id, refresh=True)
+                    try:
+                        with runtime.alone():  # a job is one process, even when the bench runs under torchrun
+                            RUNNERS[job.kind](job.config, resume=not overwrite, overwrite=overwrite)
+                    except RobustftError as exc:
+                        failed[job.id] = str(exc)
+                        log.error("bench job %s failed: %s", job.id, exc)
+            pending.remove(job)
+            bar.update(1)
+            ran = True
+            break  # back to the front: the bench's order is its priority
+        if pending and not ran:
+            time.sleep(WAIT_POLL_S)
+    bar.close()
+    return failed
+
+
+def progress_bar(cfg: BenchConfig, done: int, total: int, position: int = 0, label: str = ""):
+    return tqdm(
+        total=total,
+        initial=done,
+        desc=f"bench {cfg.name}{label}",
+        unit="job",
+        disable=not cfg.progress,
+        position=position,
+    )
+
+
+def run_workers(todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, done: int, total: int) -> dict:
+    """`cfg.workers` processes (spawned: each sets up torch afresh) running `run_jobs` on the same jobs at once."""
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(cfg.workers) as pool:
+        outcomes = pool.starmap(
+            work, [(todo, folder, cfg, overwrite, done, total, k) for k in range(cfg.workers)], chunksize=1
+        )
+    return {k: v for failed in outcomes for k, v in failed.items()}
+
+
+def work(todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, done: int, total: int, k: int) -> dict:
+    """One worker of `run_workers`."""
+    runtime.quiet_libraries()
+    bar = progress_bar(cfg, done, total, position=k, label=f" worker {k}")
+    return run_jobs(todo, folder, overwrite, bar)
+
+
 def bench(
     cfg: BenchConfig, only: str | None = None, list_only: bool = False, resume: bool = True, overwrite: bool = False
 ) -> dict:
     """Run every selected job not yet finished (resuming interrupted ones); returns {job id: status} and the
     finished run folders (`robustft.report` builds the report from them). `overwrite` restarts the selected jobs."""
     cfg = cfg.validate()
+    if cfg.workers > 1 and cfg.threads is None:  # the cores shared out, so workers do not fight over them
+        cfg = dataclasses.replace(cfg, threads=max(1, runtime.cpu_cores() // cfg.workers))
     jobs = expand(cfg)
     folder = bench_dir(cfg)
     shard = runs.shard_of(cfg)
@@ -104,29 +200,11 @@ def bench(
             f"bench {cfg.name}{part}: {len(chosen)} jobs, {len(chosen) - len(todo)} already done; expected wall "
             f"time about {expected / 60:.0f} min on 2 CPU cores with MiniLM (an estimate from benchmarks/results)"
         )
-    started, failed = time.perf_counter(), {}
-    bar = tqdm(
-        total=len(chosen),
-        initial=len(chosen) - len(todo),
-        desc=f"bench {cfg.name}",
-        unit="job",
-        disable=not cfg.progress,
-        position=0,
-    )
-    for job in todo:
-        if job.kind != "train" and not runs.is_finished(folder / "cells" / job.cell.replace("/", "-")):
-            failed[job.id] = f"its model ({job.cell}) is not trained yet"
-            bar.update(1)
-            continue
-        bar.set_postfix_str(job.id, refresh=True)
-        try:
-            with runtime.alone():  # a job is one process, even when the bench runs under torchrun
-                RUNNERS[job.kind](job.config, resume=not overwrite, overwrite=overwrite)
-        except RobustftError as exc:
-            failed[job.id] = str(exc)
-            log.error("bench job %s failed: %s", job.id, exc)
-        bar.update(1)
-    bar.close()
+    started = time.perf_counter()
+    if cfg.workers > 1:
+        failed = run_workers(todo, folder, cfg, overwrite, done=len(chosen) - len(todo), total=len(chosen))
+    else:
+        failed = run_jobs(todo, folder, overwrite, progress_bar(cfg, len(chosen) - len(todo), len(chosen)))
     result = {
         "jobs": {j.id: ("failed: " + failed[j.id]) if j.id in failed else status(j) for j in chosen},
         "wall_s": round(time.perf_counter() - started, 1),
