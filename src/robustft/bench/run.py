@@ -198,7 +198,8 @@ def bench(
     if runtime.world().main or shard is None or cfg.shard:
         print(
             f"bench {cfg.name}{part}: {len(chosen)} jobs, {len(chosen) - len(todo)} already done; expected wall "
-            f"time about {expected / 60:.0f} min on 2 CPU cores with MiniLM (an estimate from benchmarks/results)"
+            f"time about {expected / 60:.0f} min on 2 CPU cores with MiniLM as one process (an estimate from "
+            f"benchmarks/results; two one-thread workers ran a small IM study 1.16-1.24x faster)"
         )
     started = time.perf_counter()
     if cfg.workers > 1:
