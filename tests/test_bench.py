@@ -135,3 +135,55 @@ def test_workers_run_the_jobs_in_their_own_processes_with_the_cores_shared(tiny_
     assert str(os.getpid()) not in pids  # every job ran in a worker
     threads = {json.loads((f / "config.json").read_text())["config"]["threads"] for f in folders}
     assert threads == {max(1, cpu_cores() // 2)}
+
+
+WORKER_OF_A_KILLED_BENCH = """
+import os, sys, threading, time, multiprocessing
+from robustft.bench.run import exit_with_parent
+
+def worker(path):
+    threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
+    with open(path, "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(120)
+
+if __name__ == "__main__":
+    multiprocessing.get_context("spawn").Process(target=worker, args=(sys.argv[1],), daemon=True).start()
+    time.sleep(120)
+"""
+
+
+def test_a_worker_stops_soon_after_its_bench_process_is_killed(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    script, pid_file = tmp_path / "bench.py", tmp_path / "worker.pid"
+    script.write_text(WORKER_OF_A_KILLED_BENCH)
+    parent = subprocess.Popen([sys.executable, str(script), str(pid_file)])
+    try:
+        deadline = time.time() + 60
+        while not (pid_file.exists() and pid_file.read_text()) and time.time() < deadline:
+            time.sleep(0.1)
+        worker = int(pid_file.read_text())
+        parent.send_signal(signal.SIGKILL)  # no chance to end its children
+        parent.wait()
+
+        def alive() -> bool:
+            status = Path(f"/proc/{worker}/status")
+            return status.exists() and "\nState:\tZ" not in status.read_text()
+
+        deadline = time.time() + 10
+        while alive() and time.time() < deadline:
+            time.sleep(0.2)
+        assert not alive()
+    finally:
+        parent.kill()
+        if pid_file.exists() and pid_file.read_text():
+            try:
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass

@@ -16,6 +16,8 @@ import fnmatch
 import hashlib
 import logging
 import multiprocessing
+import os
+import threading
 import time
 from pathlib import Path
 
@@ -172,8 +174,17 @@ def run_workers(todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool
 def work(todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, done: int, total: int, k: int) -> dict:
     """One worker of `run_workers`."""
     runtime.quiet_libraries()
+    threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
     bar = progress_bar(cfg, done, total, position=k, label=f" worker {k}")
     return run_jobs(todo, folder, overwrite, bar)
+
+
+def exit_with_parent(parent: int) -> None:
+    """Stop this worker soon after the bench process is gone (killed, even with SIGKILL, which leaves the pool no
+    time to end its workers): what the job finished is in its run folder, and the next bench resumes it."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
 
 
 def bench(
