@@ -23,6 +23,19 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 
 
+def job_seconds(folder: Path) -> float:
+    """A finished job's own compute time, summed over the sessions it ran in: training's accumulated time, or an
+    attack's per-example seconds (evaluations record none; they take seconds)."""
+    metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    if "train_time_s" in metrics:
+        return float(metrics["train_time_s"])
+    examples = folder / "examples.jsonl"
+    if "attack_success_rate" in metrics and examples.is_file():
+        lines = examples.read_text(encoding="utf-8").splitlines()
+        return sum(float(json.loads(line).get("seconds", 0.0)) for line in lines if line.strip())
+    return 0.0
+
+
 def publish(preset: str, bench_root: Path, conditions: str) -> None:
     bench = bench_root / preset
     metrics = json.loads((bench / "metrics.json").read_text(encoding="utf-8"))
@@ -40,6 +53,7 @@ def publish(preset: str, bench_root: Path, conditions: str) -> None:
             "command": f"robustft bench {config_file if (ROOT / config_file).exists() else preset}",
             "jobs": len(metrics["jobs"]),
             "wall_minutes": round(metrics["wall_s"] / 60, 1),
+            "compute_minutes": round(sum(job_seconds(f) for f in runs) / 60, 1),
             "expected_minutes": round(metrics["expected_s"] / 60, 1),
             "machine": f"{os.cpu_count()} CPU cores ({platform.machine()}), no GPU",
             "git_commit": commit,

@@ -78,3 +78,17 @@ def test_the_results_page_is_generated_from_the_committed_reports():
     if not PRESETS:
         pytest.skip("no preset published yet (scripts/publish_results.py)")
     assert page.read_text(encoding="utf-8") == render_results_page(RESULTS)
+
+
+def test_the_published_compute_time_sums_each_jobs_own_time_over_its_sessions(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("publish_results", RESULTS.parents[1] / "scripts/publish_results.py")
+    publish = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(publish)
+    runs = write_fixture_runs(tmp_path / "bench")
+    assert publish.job_seconds(runs / "train-std-s1") == 61.0  # the loop's time, accumulated across resumes
+    attack = runs / "attack-im-s0"
+    lines = (attack / "examples.jsonl").read_text().splitlines()
+    assert publish.job_seconds(attack) == pytest.approx(0.1 * len(lines))  # per-example seconds, summed
+    assert publish.job_seconds(runs / "eval-im-s0") == 0.0

@@ -139,7 +139,14 @@ def render_results_page(results_root: Path) -> str:
         report = (preset / "report.md").read_text(encoding="utf-8").split("\n", 1)[1]  # its own title goes
         parts.append(
             f"\n## Preset `{preset.name}`\n\n"
-            f"Command: `{about['command']}`. Wall time {about['wall_minutes']} min on {about['machine']}"
+            f"Command: `{about['command']}`. Wall time {about['wall_minutes']} min"
+            + (
+                f" (its last `robustft bench` call; its jobs' own time, training and attacks summed over every "
+                f"session: {about['compute_minutes']} min)"
+                if "compute_minutes" in about
+                else ""
+            )
+            + f" on {about['machine']}"
             f"{' (' + about['conditions'] + ')' if about.get('conditions') else ''} "
             f"(the bench's estimate beforehand: {about['expected_minutes']} min); {about['jobs']} jobs; "
             f"code {about['git_commit']}. Full report with plots and the adversarial examples: "
