@@ -291,3 +291,70 @@ def test_seeds_that_disagree_give_a_mixed_verdict_and_no_mark(tmp_path):
     assert vs["verdict"] == "mixed: im+standard > plain+standard in 1/2, plain+standard > im+standard in 1/2"
     assert not vs["detected"]
     assert overview_table(summary).rows[0][2] == "50.0 ± 35.4"  # 75 and 25: no mark
+
+
+def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take():
+    from robustft.report.claims import claim_rows
+
+    plain = {"arch": "plain", "size": "all", "n_train": None, "task": "sst2", "dev_split": "subset-dev"}
+
+    def pooled(d, low, high, n=1000):
+        return {"difference": d, "ci95": [low, high], "n_seeds": 3, "n": n}
+
+    summary = {
+        "methods": {
+            "rift": {**plain, "method": "rift-snli"},
+            "pgd": {**plain, "method": "pgd"},
+            "bert": {**plain, "method": "standard"},
+            "im": {**plain, "arch": "im", "method": "standard", "size": "16/class", "n_train": 32},
+        },
+        "advglue": {},
+        "evaluations": [
+            {
+                "kind": "attack",
+                "recipe": "pwws",
+                "title": "pwws on snli test",
+                "rows": [
+                    {
+                        "method": "pgd",
+                        "clean": {"mean": 0.80},
+                        "vs_baseline": {"baseline": "rift", "pooled": pooled(-0.05, -0.08, -0.02)},
+                    },
+                    {"method": "rift", "clean": {"mean": 0.79}},
+                    {"method": "bert", "vs_baseline": {"baseline": "rift", "pooled": pooled(-0.2, -0.3, -0.1)}},
+                ],
+            },
+            {
+                "kind": "advglue",
+                "recipe": None,
+                "title": "advglue-sst2 dev",
+                "rows": [
+                    {"method": "im", "vs_baseline": {"baseline": "bert", "pooled": pooled(0.03, -0.05, 0.1, 148)}}
+                ],
+            },
+            {
+                "kind": "clean",
+                "task": "sst2",
+                "split": "subset-dev",  # chose the models' epochs: answers no claim
+                "recipe": None,
+                "title": "sst2 subset-dev",
+                "rows": [{"method": "im", "vs_baseline": {"baseline": "bert", "pooled": pooled(0.1, 0.08, 0.12, 692)}}],
+            },
+            {
+                "kind": "clean",
+                "task": "sst2",
+                "split": "dev",
+                "recipe": None,
+                "title": "sst2 dev",
+                "rows": [
+                    {"method": "im", "vs_baseline": {"baseline": "bert", "pooled": pooled(0.0, -0.02, 0.02, 872)}}
+                ],
+            },
+        ],
+    }
+    rift, adv, low = claim_rows(summary)  # standard fine-tuning is no adversarial baseline: not a RIFT row
+    assert rift["compared"] == "rift - pgd" and rift["difference"] == 0.05 and rift["ci95"] == [0.02, 0.08]
+    assert rift["verdict"] == "reproduced" and "pgd clean 80.0%, rift clean 79.0%" in rift["measured_on"]
+    assert adv["verdict"].startswith("inconclusive: telling +8.3 points from 0 would take about 121 paired")
+    assert "the paper's figure is the five-task score" in adv["measured_on"]
+    assert low["verdict"] == "not reproduced: the interval rules out the paper's +5.9"

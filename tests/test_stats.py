@@ -99,3 +99,45 @@ def test_mean_std_over_seeds_uses_the_sample_std():
 def test_majority_baseline_picks_the_most_frequent_label_and_breaks_ties_low():
     assert stats.majority_baseline([0, 1, 1, 2, 1]) == {"label": 1, "accuracy": 0.6, "n": 5}
     assert stats.majority_baseline([2, 0, 2, 0])["label"] == 0
+
+
+def test_pooled_difference_with_one_seed_is_the_paired_bootstrap_and_seed_spread_widens_it():
+    import numpy as np
+
+    from robustft.evaluate.stats import pooled_paired_difference
+
+    rng = np.random.default_rng(0)
+    a, b = rng.random(800) < 0.6, rng.random(800) < 0.5
+    one = pooled_paired_difference([a.astype(float) - b.astype(float)])
+    paired = stats.paired_comparison(a, b)
+    assert one["difference"] == paired["difference"] and one["n_seeds"] == 1 and one["n"] == 800
+    assert abs(one["ci95"][0] - paired["ci95"][0]) < 0.01 and abs(one["ci95"][1] - paired["ci95"][1]) < 0.01
+    same = pooled_paired_difference([a.astype(float) - b.astype(float)] * 3)
+    spread = [np.where(rng.random(800) < p, 1.0, 0.0) - b for p in (0.45, 0.6, 0.75)]  # seeds that disagree
+    apart = pooled_paired_difference(spread)
+    assert same["ci95"][1] - same["ci95"][0] < apart["ci95"][1] - apart["ci95"][0]
+
+
+@pytest.mark.parametrize(
+    "ci, claimed, expected",
+    [
+        ((0.02, 0.12), 0.083, "reproduced"),
+        ((0.01, 0.05), 0.083, "smaller than claimed"),
+        ((-0.03, 0.05), 0.083, "not reproduced"),
+        ((-0.03, 0.10), 0.083, "inconclusive"),
+        ((0.01, 0.03), None, "reproduced"),
+        ((-0.04, -0.01), None, "not reproduced"),
+        ((-0.04, 0.01), None, "inconclusive"),
+    ],
+)
+def test_a_claim_is_judged_by_where_the_interval_lies(ci, claimed, expected):
+    from robustft.evaluate.stats import claim_verdict
+
+    assert claim_verdict(ci, claimed) == expected
+
+
+def test_examples_to_resolve_scale_with_the_squared_ratio_of_width_to_effect():
+    from robustft.evaluate.stats import examples_to_resolve
+
+    assert examples_to_resolve(0.06, 148, 0.03) == 592  # half the effect of the half-width: four times the examples
+    assert examples_to_resolve(0.06, 148, 0.0) is None

@@ -85,17 +85,38 @@ def paired_score_difference(
     """The official score of A minus B, both scored on the same examples of every split (same order), with a 95%
     paired bootstrap interval: each split's examples are resampled, the same draw for both methods, and both
     scores recomputed. The difference counts as detected when the interval excludes 0."""
-    if set(a) != set(b) or any(list(a[s][1]) != list(b[s][1]) for s in a):
-        raise ValueError("paired AdvGLUE scores need the same splits with the same labels in the same order")
-    difference = official_score(a)["score"] - official_score(b)["score"]
+    result = pooled_score_difference([(a, b)], n_boot=n_boot, seed=seed)
+    return {k: result[k] for k in ("difference", "ci95", "detected")}
+
+
+def pooled_score_difference(
+    seeds: list[tuple[dict[str, tuple[Sequence[int], Sequence[int]]], dict[str, tuple[Sequence[int], Sequence[int]]]]],
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> dict:
+    """`paired_score_difference` over several training seeds (A and B of each seed scored on the same examples):
+    the mean over seeds of the score difference, its interval from resampling the seeds and, within each draw,
+    every split's examples (one draw shared by all seeds and both methods)."""
+    for a, b in seeds:
+        if set(a) != set(b) or any(list(a[s][1]) != list(b[s][1]) for s in a):
+            raise ValueError("paired AdvGLUE scores need the same splits with the same labels in the same order")
+    labels = {s: list(y) for s, (_, y) in seeds[0][0].items()}
+    if any({s: list(y) for s, (_, y) in a.items()} != labels for a, _ in seeds):
+        raise ValueError("pooled AdvGLUE scores need every seed scored on the same examples")
+    difference = float(np.mean([official_score(a)["score"] - official_score(b)["score"] for a, b in seeds]))
     rng = np.random.default_rng(seed)
-    arrays = {s: (np.asarray(a[s][0]), np.asarray(b[s][0]), np.asarray(a[s][1])) for s in sorted(a)}
+    gold = {s: np.asarray(y) for s, y in sorted(labels.items())}
+    preds = [({s: np.asarray(a[s][0]) for s in gold}, {s: np.asarray(b[s][0]) for s in gold}) for a, b in seeds]
     draws = []
     for _ in range(n_boot):
-        ra, rb = {}, {}
-        for s, (pa, pb, y) in arrays.items():
-            idx = rng.integers(0, len(y), len(y))
-            ra[s], rb[s] = (pa[idx].tolist(), y[idx].tolist()), (pb[idx].tolist(), y[idx].tolist())
-        draws.append(official_score(ra)["score"] - official_score(rb)["score"])
+        chosen = rng.integers(0, len(seeds), len(seeds)) if len(seeds) > 1 else [0]
+        idx = {s: rng.integers(0, len(y), len(y)) for s, y in gold.items()}
+        scores = []
+        for k in chosen:
+            pa, pb = preds[k]
+            ra = {s: (pa[s][i].tolist(), gold[s][i].tolist()) for s, i in idx.items()}
+            rb = {s: (pb[s][i].tolist(), gold[s][i].tolist()) for s, i in idx.items()}
+            scores.append(official_score(ra)["score"] - official_score(rb)["score"])
+        draws.append(float(np.mean(scores)))
     low, high = (float(q) for q in np.quantile(draws, [0.025, 0.975]))
-    return {"difference": difference, "ci95": [low, high], "detected": not low <= 0.0 <= high}
+    return {"difference": difference, "ci95": [low, high], "detected": not low <= 0.0 <= high, "n_seeds": len(seeds)}

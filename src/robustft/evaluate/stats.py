@@ -25,6 +25,7 @@ N_BOOT = 10_000
 LEVEL = 0.95
 ALPHA = 0.05
 NO_DIFFERENCE = "no detectable difference"
+BOOT_CHUNK = 500
 
 
 def bootstrap_mean_interval(
@@ -123,6 +124,49 @@ def paired_comparison(
         "p_value": p_value,
         "verdict": verdict(difference, p_value, alpha, names),
     }
+
+
+def pooled_paired_difference(
+    differences: Sequence[Sequence[float]], n_boot: int = N_BOOT, seed: int = 0, level: float = LEVEL
+) -> dict:
+    """Methods A and B over several training seeds, each seed scored on the same examples: `differences[s][i]` is
+    A's minus B's correctness on example i for seed s. The mean difference with a two-level bootstrap interval:
+    seeds and examples both resampled (the same examples for every drawn seed), so the interval carries the
+    training seeds' spread as well as the examples' (with one seed it is the paired bootstrap over examples)."""
+    d = np.asarray(differences, dtype=float)
+    if d.ndim != 2 or d.size == 0:
+        raise ValueError("pooled differences need a non-empty seeds x examples table")
+    seeds, n = d.shape
+    rng = np.random.default_rng(seed)
+    means = []
+    for start in range(0, n_boot, BOOT_CHUNK):  # chunks keep the draws' memory at BOOT_CHUNK x n
+        size = min(BOOT_CHUNK, n_boot - start)
+        seed_draws = rng.multinomial(seeds, np.full(seeds, 1 / seeds), size=size)  # how often each seed is drawn
+        example_draws = rng.multinomial(n, np.full(n, 1 / n), size=size)
+        means.append(np.einsum("bs,si,bi->b", seed_draws, d, example_draws) / (seeds * n))
+    low, high = np.quantile(np.concatenate(means), [(1 - level) / 2, (1 + level) / 2])
+    return {"difference": float(d.mean()), "ci95": [float(low), float(high)], "n_seeds": seeds, "n": n}
+
+
+def claim_verdict(ci95: Sequence[float], claimed: float | None = None) -> str:
+    """A published effect (A better than B by `claimed`, or just better when None) against our interval of A - B:
+    'reproduced' (the interval is above 0 and reaches the claimed size), 'smaller than claimed' (above 0, below the
+    claimed size), 'not reproduced' (the interval rules out the claimed size, or is below 0 when no size was
+    claimed), else 'inconclusive'."""
+    low, high = ci95
+    if low > 0:
+        return "reproduced" if claimed is None or high >= claimed else "smaller than claimed"
+    if high < (claimed if claimed is not None else 0.0):
+        return "not reproduced"
+    return "inconclusive"
+
+
+def examples_to_resolve(half_width: float, n: int, effect: float) -> int | None:
+    """About how many paired examples an interval of `half_width` at `n` needs to exclude 0 for a true difference
+    of `effect` (the half-width shrinks as 1 / sqrt(n)); None for no effect."""
+    if effect == 0:
+        return None
+    return math.ceil(n * (half_width / abs(effect)) ** 2)
 
 
 def mean_std(values: Sequence[float]) -> dict:

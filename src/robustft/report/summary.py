@@ -13,8 +13,9 @@ import json
 
 from robustft.errors import ConfigError
 from robustft.evaluate import advglue
-from robustft.evaluate.stats import NO_DIFFERENCE, mean_std, paired_comparison
+from robustft.evaluate.stats import NO_DIFFERENCE, mean_std, paired_comparison, pooled_paired_difference
 from robustft.report.anchors import anchor_rows
+from robustft.report.claims import claim_rows
 from robustft.report.deviations import collect_deviations
 from robustft.report.figures import majority_of, outcomes, run_figures
 from robustft.report.folders import Run
@@ -82,6 +83,7 @@ def build_summary(runs: list[Run], baseline: str | None = None) -> dict:
         "deviations": collect_deviations(runs),
     }
     summary["anchors"] = anchor_rows(summary)
+    summary["claims"] = claim_rows(summary)
     return summary
 
 
@@ -103,6 +105,7 @@ def _methods(keyed: list[tuple[Run, MethodKey]], labels: dict[MethodKey, str]) -
             "im": (any_cfg.get("im") or {}) if key.arch != "plain" else {},
             "size": size_label,
             "n_train": size_n if size_n is not None else (n_trains[0] if n_trains else None),
+            "dev_split": any_cfg.get("dev_split") or "dev" if any_cfg else None,  # the data that chose its epoch
             "baseline_group": key.is_baseline,
             "seeds": sorted({seed_of(r.model_config) for r in mine}),
             "dev_accuracy": mean_std([b["dev_accuracy"] for b in best if b.get("dev_accuracy") is not None]),
@@ -185,7 +188,7 @@ def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
 
 def _compare(mine: dict[str, Run], base: dict[str, Run], label: str, base_label: str) -> dict:
     """Paired comparisons on the seeds both methods ran, each on the example ids both runs scored."""
-    per_seed, missing = [], []
+    per_seed, missing, paired = [], [], {}
     for seed in sorted(set(mine) & set(base)):
         a, b = outcomes(mine[seed]), outcomes(base[seed])
         if a is None or b is None:
@@ -197,6 +200,7 @@ def _compare(mine: dict[str, Run], base: dict[str, Run], label: str, base_label:
             continue
         result = paired_comparison([a[i] for i in ids], [b[i] for i in ids], names=(label, base_label))
         per_seed.append({"seed": seed, **result})
+        paired[seed] = (a, b)
     verdicts = [p["verdict"] for p in per_seed]
     if not per_seed:
         summary = "not paired (no per-example files for a common seed)"
@@ -212,7 +216,19 @@ def _compare(mine: dict[str, Run], base: dict[str, Run], label: str, base_label:
         "difference": mean_std([p["difference"] for p in per_seed]),
         "verdict": summary,
         "detected": len(set(verdicts)) == 1 and verdicts[0] != NO_DIFFERENCE,
+        "pooled": _pooled(paired),
     }
+
+
+def _pooled(paired: dict) -> dict | None:
+    """Every paired seed at once, on the examples all of them scored (`pooled_paired_difference`)."""
+    if not paired:
+        return None
+    ids = sorted(set.intersection(*(set(a) & set(b) for a, b in paired.values())))
+    if not ids:
+        return None
+    table = [[float(a[i]) - float(b[i]) for i in ids] for a, b in paired.values()]
+    return pooled_paired_difference(table)
 
 
 def _advglue(keyed) -> dict:
@@ -257,6 +273,7 @@ def _advglue(keyed) -> dict:
             out[labels[key]]["vs_baseline"] = {
                 "baseline": labels[base],
                 "per_seed": [{"seed": s, **advglue.paired_score_difference(seeds[s], found[base][s])} for s in both],
+                "pooled": advglue.pooled_score_difference([(seeds[s], found[base][s]) for s in both]) if both else None,
             }
     return dict(sorted(out.items()))
 

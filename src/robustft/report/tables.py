@@ -208,6 +208,35 @@ def anchors_table(summary: dict) -> Table:
     )
 
 
+def claims_table(summary: dict) -> Table | None:
+    rows = [
+        [
+            c["claim"],
+            f"{c['paper']} ({c['source']})",
+            c["compared"],
+            c["measured_on"],
+            f"{100 * c['difference']:+.1f} [{100 * c['ci95'][0]:+.1f}, {100 * c['ci95'][1]:+.1f}]",
+            f"{c['n_seeds']} x {c['n']}" if c["n"] else str(c["n_seeds"]),
+            c["verdict"],
+        ]
+        for c in summary.get("claims", [])
+    ]
+    if not rows:
+        return None
+    return Table(
+        "The papers' claims",
+        ["claim", "paper", "ours", "measured on", "difference, points [95% CI]", "seeds x examples", "verdict"],
+        rows,
+        [
+            "Paired differences pooled over seeds (training seeds and k-shot samples), the interval from resampling "
+            "seeds and examples. Reproduced: the interval is above 0 and reaches the paper's size; smaller than "
+            "claimed: above 0, below it; not reproduced: it rules the paper's size out (or, for a claimed direction, "
+            "lies below 0); else inconclusive."
+        ],
+        section="claims",
+    )
+
+
 def deviations_table(summary: dict) -> Table:
     def runs(names):
         return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
@@ -269,7 +298,11 @@ def overview_table(summary: dict) -> Table:
 
 
 def all_tables(summary: dict) -> list[Table]:
-    tables = [overview_table(summary), methods_table(summary)]
+    tables = [overview_table(summary)]
+    claims = claims_table(summary)
+    if claims:
+        tables.append(claims)
+    tables.append(methods_table(summary))
     adv = advglue_table(summary)
     if adv:
         tables.append(adv)
