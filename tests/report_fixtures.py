@@ -45,7 +45,7 @@ def _write(folder: Path, meta: dict, metrics: dict, examples: list[dict] | None 
     (folder / "config.json").write_text(
         json.dumps({"robustft_run": 1, "hash": folder.name, "versions": {}, "inputs": {}, **meta}, indent=2)
     )
-    (folder / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    (folder / "metrics.json").write_text(json.dumps({**metrics, "complete": True}, indent=2))
     if examples is not None:
         (folder / "examples.jsonl").write_text("".join(json.dumps(e) + "\n" for e in examples))
     return folder

@@ -194,6 +194,21 @@ def test_a_half_written_last_line_is_ignored(tmp_path):
     assert summary["evaluations"][0]["rows"][0]["seeds"][0]["n"] == 2
 
 
+def test_a_run_still_going_is_left_out_with_a_warning_naming_it(tmp_path, caplog):
+    import json
+
+    from report_fixtures import train_config
+
+    labels = [1, 0] * 10
+    write_eval(tmp_path / "runs", "done", train_config(), "sst2", "dev", labels, labels)
+    going = write_eval(tmp_path / "runs", "going", train_config(arch="im"), "sst2", "dev", labels, [1] * 20)
+    metrics = json.loads((going / "metrics.json").read_text())
+    (going / "metrics.json").write_text(json.dumps({**metrics, "complete": False}))  # as a killed run leaves it
+    summary = build_report([tmp_path / "runs"], tmp_path / "out", plots=False, html=False)
+    assert [r["name"] for r in summary["runs"]] == ["done"]
+    assert "left out 1 unfinished run folder(s): going" in caplog.text
+
+
 def test_report_is_the_same_when_built_twice(built, tmp_path):
     runs, out, _ = built
     build_report([runs], tmp_path, plots=False, html=False)

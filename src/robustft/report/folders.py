@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from robustft.errors import DataFormatError, MissingResource
 
 VERBS = ("train", "eval", "attack", "probe", "bench")
+log = logging.getLogger("robustft.report")
 
 
 @dataclass
@@ -112,9 +114,22 @@ def load_run(path: Path, root: Path) -> Run:
 
 
 def load_runs(paths: list[Path]) -> list[Run]:
+    """The finished runs under `paths`. A run still going (or stopped) holds only part of its examples or epochs,
+    so its figures would pass for the whole run's: it is left out, with a warning naming it."""
     folders = find_run_folders(paths)
     root = Path(*_common_parts([f.parent.parts for f in folders]))
-    return [load_run(f, root) for f in folders]
+    runs = [load_run(f, root) for f in folders]
+    unfinished = [r.name for r in runs if not r.metrics.get("complete")]  # as robustft.runs.is_finished decides
+    if unfinished:
+        log.warning(
+            "report: left out %d unfinished run folder(s): %s",
+            len(unfinished),
+            ", ".join(unfinished[:5]) + (" ..." if len(unfinished) > 5 else ""),
+        )
+    finished = [r for r in runs if r.metrics.get("complete")]
+    if not finished:
+        raise MissingResource(f"no finished run folders under {', '.join(map(str, paths))}")
+    return finished
 
 
 def _common_parts(parts_list: list[tuple[str, ...]]) -> tuple[str, ...]:
