@@ -322,6 +322,7 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
             "pgd": {**plain, "method": "pgd"},
             "bert": {**plain, "method": "standard"},
             "im": {**plain, "arch": "im", "method": "standard", "size": "16/class", "n_train": 32},
+            "im-full": {**plain, "arch": "im", "method": "standard"},
         },
         "advglue": {},
         "evaluations": [
@@ -341,10 +342,13 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
             },
             {
                 "kind": "advglue",
+                "task": "advglue-sst2",
+                "split": "dev",
                 "recipe": None,
                 "title": "advglue-sst2 dev",
                 "rows": [
-                    {"method": "im", "vs_baseline": {"baseline": "bert", "pooled": pooled(0.03, -0.05, 0.1, 148)}}
+                    {"method": "im", "vs_baseline": {"baseline": "bert", "pooled": pooled(0.07, 0.03, 0.11, 148)}},
+                    {"method": "im-full", "vs_baseline": {"baseline": "bert", "pooled": pooled(0.03, -0.05, 0.1, 148)}},
                 ],
             },
             {
@@ -367,9 +371,11 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
             },
         ],
     }
-    rift, adv, low = claim_rows(summary)  # standard fine-tuning is no adversarial baseline: not a RIFT row
+    rift, low_adv, adv, low = claim_rows(summary)  # standard fine-tuning is no adversarial baseline: no RIFT row
     assert rift["compared"] == "rift - pgd" and rift["difference"] == 0.05 and rift["ci95"] == [0.02, 0.08]
     assert rift["verdict"] == "reproduced" and "pgd clean 80.0%, rift clean 79.0%" in rift["measured_on"]
     assert adv["verdict"].startswith("inconclusive: telling +8.3 points from 0 would take about 121 paired")
     assert "the paper's figure is the five-task score" in adv["measured_on"]
     assert low["verdict"] == "not reproduced: the interval rules out the paper's +5.9"
+    assert low_adv["claim"] == low["claim"] and low_adv["verdict"] == "reproduced"  # AdvGLUE after 16 per class
+    assert adv["claim"].endswith("on AdvGLUE") and "16/class" in low_adv["measured_on"]

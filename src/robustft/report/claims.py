@@ -21,6 +21,7 @@ class Claim:
 
 
 IM_ADVGLUE = Claim("IM-BERT scores higher than BERT on AdvGLUE", 8.3, "Kim, Park and Kim, EMNLP 2024")
+# The abstract does not say which accuracy the +5.9 is (its benchmark is AdvGLUE): clean and AdvGLUE rows both answer.
 IM_LOW_RESOURCE = Claim(
     "IM-BERT is more accurate than BERT after low-resource fine-tuning", 5.9, "Kim, Park and Kim, EMNLP 2024"
 )
@@ -71,6 +72,13 @@ def _row(claim: Claim, compared: str, measured_on: str, pooled: dict, sign: int 
     }
 
 
+def _small(size: str) -> bool:
+    """A low-resource training size: 16 per class (k-shot), or a sample of at most 1,000 examples ("n=500")."""
+    if size.endswith("/class"):
+        return True
+    return size.startswith("n=") and size[2:].isdigit() and int(size[2:]) <= LOW_RESOURCE_MAX_EXAMPLES
+
+
 def _is_rift(m: dict) -> bool:
     return m["arch"] == "plain" and m["method"].startswith("rift")
 
@@ -88,9 +96,10 @@ def claim_rows(summary: dict) -> list[dict]:
     for label, a in summary["advglue"].items():
         vs = a.get("vs_baseline") or {}
         if a["arch"] == "im" and vs.get("pooled") and summary["advglue"][vs["baseline"]]["arch"] == "plain":
+            claim = IM_LOW_RESOURCE if _small(a["size"]) else IM_ADVGLUE
             compared = f"{label} - {vs['baseline']}"
-            rows.append(_row(IM_ADVGLUE, compared, "the AdvGLUE official score (five tasks, dev)", vs["pooled"]))
-    five_task = bool(rows)
+            rows.append(_row(claim, compared, "the AdvGLUE official score (five tasks, dev)", vs["pooled"]))
+    five_task = any(r["claim"] == IM_ADVGLUE.text for r in rows)
     for ev in summary["evaluations"]:
         for r in ev["rows"]:
             vs = r.get("vs_baseline") or {}
@@ -99,13 +108,13 @@ def claim_rows(summary: dict) -> list[dict]:
             m, base, pooled = methods[r["method"]], methods[vs["baseline"]], vs["pooled"]
             compared = f"{r['method']} - {vs['baseline']}"
             im_vs_plain = m["arch"] == "im" and base["arch"] == "plain" and m["method"] == base["method"]
-            if im_vs_plain and ev["kind"] == "advglue" and not five_task:
+            selected_on = {(x["task"], x.get("dev_split")) for x in (m, base)}  # never the data that chose an epoch
+            if im_vs_plain and _small(m["size"]) and ev["kind"] in ("clean", "advglue"):
+                if (ev["task"], ev["split"]) not in selected_on:
+                    rows.append(_row(IM_LOW_RESOURCE, compared, f"{ev['title']}, trained on {m['size']}", pooled))
+            elif im_vs_plain and ev["kind"] == "advglue" and not five_task:
                 note = "one task; the paper's figure is the five-task score"
                 rows.append(_row(IM_ADVGLUE, compared, ev["title"], pooled, note=note))
-            small = m["size"].endswith("/class") or (m["n_train"] or float("inf")) <= LOW_RESOURCE_MAX_EXAMPLES
-            selected_on = {(x["task"], x.get("dev_split")) for x in (m, base)}  # never the data that chose an epoch
-            if im_vs_plain and ev["kind"] == "clean" and small and (ev["task"], ev["split"]) not in selected_on:
-                rows.append(_row(IM_LOW_RESOURCE, compared, f"{ev['title']}, trained on {m['size']}", pooled))
             if ev["kind"] != "attack" or ev["recipe"] not in RIFT_RECIPES:
                 continue
             cleans = f"{_clean(ev, r['method'])}, {_clean(ev, vs['baseline'])}"
