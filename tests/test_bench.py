@@ -40,6 +40,13 @@ def test_every_preset_expands_and_never_selects_on_an_evaluation_set():
         assert len({j.id for j in jobs}) == len(jobs)
 
 
+def test_every_seed_of_the_matrix_is_whole_before_the_next_one_starts(tiny_model_dir, tmp_path):
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "b", seeds=[0, 1], tasks=["sst2", "rte"], sizes=[16, 32])
+    seeds = [j.config.seed if j.kind == "train" else None for j in expand(cfg)]
+    trained = [s for s in seeds if s is not None]
+    assert trained == [0] * 8 + [1] * 8  # 2 tasks x 2 sizes x 2 methods per seed
+
+
 def test_a_bench_killed_mid_matrix_redoes_no_finished_job(tiny_model_dir, tmp_path):
     cfg = tiny_bench(tiny_model_dir, tmp_path / "b")
     first = bench(cfg, only="bert/*")  # part of the matrix, as if the process had been stopped there

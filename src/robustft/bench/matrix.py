@@ -150,15 +150,17 @@ def attack_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
 
 
 def expand(cfg: BenchConfig) -> list[Job]:
-    """Every job of the bench, each training job followed by the jobs that use its model."""
+    """Every job of the bench, each training job followed by the jobs that use its model; one seed of every task,
+    size and method before the next seed, so an interrupted bench has whole replicates (a five-task AdvGLUE score,
+    a full low-resource curve) to report."""
     if not cfg.methods:
         raise ConfigError("methods: a bench needs at least one method (label: {arch, method, ...})")
     if cfg.baseline not in cfg.methods:
         raise ConfigError(f"baseline: '{cfg.baseline}' is not one of the methods {', '.join(cfg.methods)}")
     jobs = []
-    for task in cfg.tasks:
-        for size in cfg.sizes:
-            for seed in cfg.seeds:
+    for seed in cfg.seeds:
+        for task in cfg.tasks:
+            for size in cfg.sizes:
                 for label, spec in cfg.methods.items():
                     trained = train_job(cfg, label, spec or {}, task, size, seed)
                     jobs += [trained, *eval_jobs(cfg, trained), *attack_jobs(cfg, trained)]
