@@ -47,6 +47,14 @@ def test_every_seed_of_the_matrix_is_whole_before_the_next_one_starts(tiny_model
     assert trained == [0] * 8 + [1] * 8  # 2 tasks x 2 sizes x 2 methods per seed
 
 
+def test_evaluations_and_attacks_can_measure_at_another_precision_than_training(tiny_model_dir, tmp_path):
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "b", precision="bf16", eval_precision="fp32")
+    precisions = {(j.kind, j.config.precision) for j in expand(cfg)}
+    assert precisions == {("train", "bf16"), ("eval", "fp32"), ("attack", "fp32")}
+    same = {j.config.precision for j in expand(tiny_bench(tiny_model_dir, tmp_path / "c", precision="bf16"))}
+    assert same == {"bf16"}  # unset: everything at the cells' precision
+
+
 def test_a_bench_killed_mid_matrix_redoes_no_finished_job(tiny_model_dir, tmp_path):
     cfg = tiny_bench(tiny_model_dir, tmp_path / "b")
     first = bench(cfg, only="bert/*")  # part of the matrix, as if the process had been stopped there

@@ -263,6 +263,12 @@ class BenchConfig(RunSettings):
         help="[{recipe, task, split, n, seed, protocol, recipe_args}] attacks of every trained model", factory=list
     )
     precision: str = setting("auto", "precision of every cell", choices=PRECISIONS)
+    eval_precision: str | None = setting(
+        None,
+        "precision of the evaluations and attacks (default: precision). fp32 where results depend on it: bf16 "
+        "TextFooler found 2.2 points fewer successes than fp32 on an IM model (docs/im_bert.md)",
+        choices=(None, *PRECISIONS),
+    )
     output_dir: str | None = setting(None, "bench folder (default runs/bench/<name>)")
     workers: int = setting(
         1,

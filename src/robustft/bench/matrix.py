@@ -67,6 +67,11 @@ def shared(cfg: BenchConfig) -> dict:
     return {"precision": cfg.precision, "device": cfg.device, "threads": cfg.threads, "progress": cfg.progress}
 
 
+def measuring(cfg: BenchConfig) -> dict:
+    """The settings of a cell's evaluations and attacks: `shared`, at `eval_precision` when one is set."""
+    return {**shared(cfg), "precision": cfg.eval_precision or cfg.precision}
+
+
 def train_job(cfg: BenchConfig, label: str, spec: dict, task: str, size, seed: int) -> Job:
     tag, sized = size_settings(size)
     cell = f"{label}/{task}/{tag}/s{seed}"
@@ -108,7 +113,7 @@ def eval_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
                 n=n,
                 seed=spec.get("seed", 0),
                 output_dir=str(folder),
-                **shared(cfg),
+                **measuring(cfg),
             ).validate()
             jobs.append(
                 Job(
@@ -128,7 +133,7 @@ def attack_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
     for spec in cfg.attacks:
         spec = fill(dict(spec), trained.task)
         task = spec.pop("task", trained.task)
-        values = {"model": str(trained.folder), "task": task, **shared(cfg), **spec}
+        values = {"model": str(trained.folder), "task": task, **measuring(cfg), **spec}
         attack = apply_overrides(AttackConfig(), values, source=f"bench attack {spec}")
         name = "-".join(
             str(p)
