@@ -202,3 +202,18 @@ def test_a_worker_stops_soon_after_its_bench_process_is_killed(tmp_path):
                 os.kill(int(pid_file.read_text()), signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def test_the_estimate_prices_fp32_attacks_and_im_models_higher():
+    from robustft.bench.estimate import FP32_ATTACK_FACTOR, im_forward_factor, job_seconds
+
+    def attacks(**kw):
+        cfg = apply_overrides(BenchConfig(), {**tiny_bench("minilm", "/tmp/unused").__dict__, **kw}).validate()
+        jobs = expand(cfg)
+        trained = {j.id: j.config for j in jobs if j.kind == "train"}
+        return {j.id: (job_seconds(j, trained[j.cell]), trained[j.cell]) for j in jobs if j.kind == "attack"}
+
+    auto, fp32 = attacks(precision="auto"), attacks(precision="auto", eval_precision="fp32")
+    plain, im = (auto[k] for k in sorted(auto))  # bert, then im
+    assert fp32[sorted(auto)[0]][0] == pytest.approx(FP32_ATTACK_FACTOR * plain[0])
+    assert im[0] == pytest.approx(im_forward_factor(im[1]) * plain[0]) and im_forward_factor(im[1]) > 1

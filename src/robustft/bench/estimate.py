@@ -32,6 +32,9 @@ SHORT_TEXT_METHOD_COST = {"rift": 10.0}
 # s per example: PWWS 0.31, TextFooler 0.15 (1,000 examples, eight at once), genetic 4.6 (150, one at a time),
 # BERT-Attack ~0.5 (20, one thread)
 ATTACK_SECONDS = {"pwws": 0.31, "textfooler": 0.15, "bert-attack": 0.5, "genetic": 4.6, "ascc": 0.2}
+# fp32 attacks against the bf16 rates above: PWWS 0.485 vs 0.335 s per example (1,000 SST-2 test examples, two
+# threads; attack_outcomes_pwws1000.json), TextFooler 0.30 vs 0.21 at one thread (attack_speed_textfooler_one_thread)
+FP32_ATTACK_FACTOR = 1.45
 LONG_TEXT_FACTOR = {"imdb": 8.0}  # IMDB reviews are ~10x SST-2 sentences
 # Cost of one IM solver iteration per converted layer, in plain forwards of the whole model x its layer count
 # (docs/im_screening.md: gd K 10 on half the layers 10.5x, anderson K 10 on half 7.3x, on all layers 12x).
@@ -78,4 +81,5 @@ def job_seconds(job, train_cfg=None) -> float:
     cost = LONG_TEXT_FACTOR.get(cfg.task, 1.0) * (im_forward_factor(train_cfg) if train_cfg else 1.0)
     if job.kind == "eval":
         return n * cost / EVAL_EXAMPLES_PER_S
-    return n * ATTACK_SECONDS.get(cfg.recipe, 2.0) * cost
+    precision = FP32_ATTACK_FACTOR if cfg.precision == "fp32" else 1.0
+    return n * ATTACK_SECONDS.get(cfg.recipe, 2.0) * cost * precision
