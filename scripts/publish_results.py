@@ -25,14 +25,13 @@ RESULTS = ROOT / "docs" / "results"
 
 def job_seconds(folder: Path) -> float:
     """A finished job's own compute time, summed over the sessions it ran in: training's accumulated time, or an
-    attack's per-example seconds (evaluations record none; they take seconds)."""
+    attack's per-example seconds (its summary's mean over every record; evaluations record none, they take
+    seconds)."""
     metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
     if "train_time_s" in metrics:
         return float(metrics["train_time_s"])
-    examples = folder / "examples.jsonl"
-    if "attack_success_rate" in metrics and examples.is_file():
-        lines = examples.read_text(encoding="utf-8").splitlines()
-        return sum(float(json.loads(line).get("seconds", 0.0)) for line in lines if line.strip())
+    if metrics.get("avg_seconds_per_example") is not None:
+        return metrics["avg_seconds_per_example"] * (metrics["num_examples"] + metrics["num_errors"])
     return 0.0
 
 

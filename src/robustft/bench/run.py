@@ -103,10 +103,6 @@ def held_elsewhere(folder: Path, job_id: str) -> bool:
         return not mine
 
 
-def model_of(job: Job, folder: Path) -> Path:
-    return folder / "cells" / job.cell.replace("/", "-")
-
-
 def run_jobs(pending: list[Job], folder: Path, overwrite: bool, bar) -> dict[str, str]:
     """Run the pending jobs in the bench's order, sharing them with any other process working on the same bench:
     a job another process holds is left to it, and one whose model another process is training waits for it.
@@ -121,7 +117,7 @@ def run_jobs(pending: list[Job], folder: Path, overwrite: bool, bar) -> dict[str
                 pending.remove(job)
                 bar.update(1)
                 continue
-            if job.kind != "train" and not runs.is_finished(model_of(job, folder)):
+            if job.kind != "train" and not runs.is_finished(Path(job.config.model)):  # the cell's training folder
                 trainer = next((j for j in pending if j.id == job.cell), None)
                 if trainer is not None or (job.cell not in ids and held_elsewhere(folder, job.cell)):
                     continue  # its model is being (or still to be) trained
