@@ -81,6 +81,14 @@ def test_jobs_are_listed_filtered_and_wait_for_their_model(tiny_model_dir, tmp_p
     assert list(listed["jobs"].values()) == ["todo"] * 8 and "bert/sst2/n32/s0 eval sst2/dev/n16" in listed["jobs"]
     with pytest.raises(ConfigError, match="no job id matches"):
         bench(cfg, only="nothing-like-this")
+    kept = bench(cfg, list_only=True, skip="im/*")["jobs"]
+    assert len(kept) == 4 and all(k.startswith("bert/") for k in kept)
+    assert list(bench(cfg, list_only=True, only="*eval*", skip="*advglue*")["jobs"]) == [
+        "bert/sst2/n32/s0 eval sst2/dev/n16",
+        "im/sst2/n32/s0 eval sst2/dev/n16",
+    ]
+    with pytest.raises(ConfigError, match="but not"):
+        bench(cfg, list_only=True, skip="*")
     from robustft.bench.run import BenchJobsFailed
 
     with pytest.raises(BenchJobsFailed, match="not trained yet"):

@@ -123,6 +123,7 @@ examples:
   robustft bench quick                                   the main job (BERT vs IM-BERT vs RIFT on SST-2)
   robustft bench advglue --list                          the jobs, their status and expected minutes
   robustft bench lowresource --only 'im-bert/*'          only the IM-BERT cells (and their evaluations)
+  robustft bench rift --skip 'im-rift/*'                 every job but the IM + RIFT cells (run them later)
   robustft bench rift --sizes [2000] --train.epochs 2    the RIFT protocol, smaller
 
 keys:
@@ -139,7 +140,7 @@ def cmd_bench(args) -> int:
     else:
         base = (args.spec, {"name": os.path.splitext(os.path.basename(args.spec))[0], **read_config_file(args.spec)})
     cfg = build_config(BenchConfig, [], split_overrides(args.extra), base=base)
-    result = bench(cfg, only=args.only, list_only=args.list, overwrite=args.overwrite)
+    result = bench(cfg, only=args.only, skip=args.skip, list_only=args.list, overwrite=args.overwrite)
     if args.list:
         return 0
     if "shard" in result and not result["complete"]:
@@ -233,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("spec", metavar="PRESET|CONFIG", help="a preset name or a YAML/JSON bench config")
     p.add_argument("--list", action="store_true", help="list the jobs with their status and expected minutes")
     p.add_argument("--only", help="run only the jobs whose id matches this glob (see --list)")
+    p.add_argument("--skip", help="leave out the jobs whose id matches this glob, e.g. the costliest method for last")
     p.add_argument("--overwrite", action="store_true", help="delete and redo the selected jobs")
     p.set_defaults(func=cmd_bench, takes_overrides=True)
 

@@ -44,12 +44,16 @@ def status(job: Job) -> str:
     return "partial" if (job.folder / runs.CONFIG).exists() else "todo"
 
 
-def select(jobs: list[Job], only: str | None) -> list[Job]:
-    if not only:
-        return jobs
-    chosen = [j for j in jobs if fnmatch.fnmatch(j.id, only) or fnmatch.fnmatch(j.id, f"*{only}*")]
+def matches(job: Job, pattern: str) -> bool:
+    """A glob on the job id, or on any part of it."""
+    return fnmatch.fnmatch(job.id, pattern) or fnmatch.fnmatch(job.id, f"*{pattern}*")
+
+
+def select(jobs: list[Job], only: str | None, skip: str | None = None) -> list[Job]:
+    """The jobs matching `only` (all when unset) and not `skip`, e.g. the costliest method's cells left for last."""
+    chosen = [j for j in jobs if (not only or matches(j, only)) and not (skip and matches(j, skip))]
     if not chosen:
-        raise ConfigError(f"only: no job id matches '{only}' (list them with --list)")
+        raise ConfigError(f"only / skip: no job id matches '{only or '*'}' but not '{skip}' (list them with --list)")
     return chosen
 
 
@@ -184,7 +188,12 @@ def exit_with_parent(parent: int) -> None:
 
 
 def bench(
-    cfg: BenchConfig, only: str | None = None, list_only: bool = False, resume: bool = True, overwrite: bool = False
+    cfg: BenchConfig,
+    only: str | None = None,
+    list_only: bool = False,
+    resume: bool = True,
+    overwrite: bool = False,
+    skip: str | None = None,
 ) -> dict:
     """Run every selected job not yet finished (resuming interrupted ones); returns {job id: status} and the
     finished run folders (`robustft.report` builds the report from them). `overwrite` restarts the selected jobs."""
@@ -194,7 +203,7 @@ def bench(
     jobs = expand(cfg)
     folder = bench_dir(cfg)
     shard = runs.shard_of(cfg)
-    chosen = shard_jobs(select(jobs, only), shard)
+    chosen = shard_jobs(select(jobs, only, skip), shard)
     if list_only:
         print(describe_jobs(chosen, jobs))
         return {"jobs": {j.id: status(j) for j in chosen}}
