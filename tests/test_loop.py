@@ -117,6 +117,20 @@ def test_patience_stops_when_dev_accuracy_stops_improving_and_older_runs_keep_th
     assert config_hash(old) != config_hash(small_config(tiny_model_dir, tmp_path / "old", patience=3))
 
 
+def test_max_grad_norm_zero_turns_clipping_off_instead_of_zeroing_the_gradients(tiny_model_dir, tmp_path):
+    trained = {
+        n: load_file(
+            loop.train(small_config(tiny_model_dir, tmp_path / str(n), epochs=1, max_grad_norm=n), progress=False)
+            / "best"
+            / "model.safetensors"
+        )
+        for n in (0.0, 1e9)
+    }
+    start = load_file(f"{tiny_model_dir}/model.safetensors")
+    assert all(torch.equal(trained[0.0][k], trained[1e9][k]) for k in start)  # off = a bound never reached
+    assert not all(torch.equal(trained[0.0][k], start[k]) for k in start)  # and it trained
+
+
 def test_tiny_model_learns_a_separable_task(tiny_model_dir, tmp_path):
     run = loop.train(
         small_config(

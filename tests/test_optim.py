@@ -92,7 +92,35 @@ def test_unknown_schedule_is_a_config_error():
 
     model, _ = tiny_bert(2, seed=0)
     with pytest.raises(ConfigError):
-        build_optimizer({"model": model}, config(lr_schedule="cosine"), 3, build_objective("standard"))
+        build_optimizer({"model": model}, config(lr_schedule="exponential"), 3, build_objective("standard"))
+
+
+def test_cosine_schedule_is_torchs_cosine_annealing_stepped_per_batch():
+    import torch
+
+    model, _ = tiny_bert(2, seed=0)
+    optimizer, scheduler = build_optimizer(
+        {"model": model}, config(lr_schedule="cosine"), 3, build_objective("standard")
+    )
+    reference_opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1e-3)
+    reference = torch.optim.lr_scheduler.CosineAnnealingLR(reference_opt, T_max=12)  # TextDefender's
+    assert lrs(scheduler, optimizer, 12) == pytest.approx(lrs(reference, reference_opt, 12))
+
+
+def test_ascc_preset_warms_up_per_epoch_like_its_release_then_holds_the_rate():
+    from robustft.train.objectives.ascc import ASCC
+
+    preset = ASCC.preset("sst2")
+    assert (preset["lr"], preset["weight_decay"], preset["lr_schedule"], preset["group_by_length"]) == (
+        2e-5,
+        1e-6,
+        "constant",
+        False,
+    )
+    objective = build_objective("ascc", preset["method_args"])
+    model, _ = tiny_bert(2, seed=0)
+    optimizer, scheduler = build_optimizer({"model": model}, config(), 2, objective)
+    assert lrs(scheduler, optimizer, 8) == pytest.approx([1e-4] * 2 + [5.5e-4] * 2 + [1e-3] * 4)
 
 
 def test_adamw_is_fused_on_cpu_and_steps_like_the_foreach_adamw():

@@ -64,6 +64,15 @@ def test_baseline_recipes():
     assert OBJECTIVES["standard"].preset("sst2") == {}
 
 
+def test_adversarial_baselines_train_with_textdefenders_recipe():
+    for method in ("pgd", "freelb", "freelbpp", "trades", "infobert", "ascc"):
+        preset = OBJECTIVES[method].preset("sst2")
+        assert (preset["lr"], preset["weight_decay"], preset["batch_size"], preset["epochs"]) == (2e-5, 1e-6, 32, 10)
+        assert preset["warmup_ratio"] == 0.0 and preset["max_length"] == 128, method
+        assert preset["lr_schedule"] == ("constant" if method == "ascc" else "cosine"), method
+    assert OBJECTIVES["pgd"].preset("imdb")["max_length"] == 256
+
+
 def test_a_preset_fills_only_the_keys_the_user_left_unset_and_is_recorded():
     from robustft.config import build_config
     from robustft.train.loop import apply_preset

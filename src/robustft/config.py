@@ -95,9 +95,11 @@ class TrainConfig(RunSettings):
     weight_decay: float = setting(0.01, "AdamW weight decay (not on biases and LayerNorms)", min=0.0)
     warmup_ratio: float = setting(0.1, "share of steps with linear warm-up", min=0.0, max=0.999)
     lr_schedule: str = setting(
-        "linear", "after the warm-up: linear (decay to 0) or constant", choices=("linear", "constant")
+        "linear",
+        "after the warm-up: linear or cosine (decay to 0), or constant",
+        choices=("linear", "cosine", "constant"),
     )
-    max_grad_norm: float = setting(1.0, "gradient clipping norm", min=0.0)
+    max_grad_norm: float = setting(1.0, "gradient clipping norm (0: no clipping)", min=0.0)
     grad_accum: int = setting(1, "batches per optimizer step", min=1)
     precision: str = setting("auto", "auto, bf16, fp16 or fp32 (autocast)", choices=PRECISIONS)
     group_by_length: bool = setting(True, "batches of similar length, padded to the longest in the batch")

@@ -243,7 +243,8 @@ def _train(
             group.average_grads(extra_params)
             params = [p for m in modules.values() for p in m.parameters() if p.requires_grad]
             scaler.unscale_(optimizer)
-            grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
+            # 0 turns clipping off (RIFT's release does not clip); the norm is still measured for the check below
+            grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm or math.inf)
             if not torch.isfinite(grad_norm) and not scaler.is_enabled():
                 raise TrainingDiverged(
                     f"epoch {epoch + 1} step {state['step'] + 1}: the gradient norm is "

@@ -9,11 +9,13 @@ step number, so a resumed run's schedule continues exactly.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from robustft.errors import ConfigError
 
-SCHEDULES = ("linear", "constant")
+SCHEDULES = ("linear", "cosine", "constant")
 
 
 FUSED_DEVICES = ("cpu", "cuda")
@@ -41,7 +43,8 @@ def build_optimizer(modules: dict, cfg, steps_per_epoch: int, objective):
 
     Weight decay: `objective.weight_decay(module_name, param_name, param, cfg.weight_decay)` per parameter.
     Schedule per optimizer step: cfg.lr_schedule ("linear": linear warm-up over cfg.warmup_ratio of the
-    steps, then linear decay to 0; "constant": 1) times `objective.lr_factor(step // steps_per_epoch)`.
+    steps, then linear decay to 0; "cosine": the same warm-up, then a half cosine to 0, which without warm-up is
+    torch's CosineAnnealingLR over all steps; "constant": 1) times `objective.lr_factor(step // steps_per_epoch)`.
     """
     if steps_per_epoch < 1:
         raise ConfigError(f"steps_per_epoch must be positive, got {steps_per_epoch}")
@@ -61,13 +64,15 @@ def build_optimizer(modules: dict, cfg, steps_per_epoch: int, objective):
         fused=fused_supported(everything) or None,
     )
     total_steps = steps_per_epoch * cfg.epochs
-    warmup = int(cfg.warmup_ratio * total_steps) if kind == "linear" else 0
+    warmup = int(cfg.warmup_ratio * total_steps) if kind != "constant" else 0
 
     def schedule(step: int) -> float:
         if kind == "constant":
             base = 1.0
         elif step < warmup:
             base = (step + 1) / (warmup + 1)
+        elif kind == "cosine":
+            base = 0.5 * (1.0 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, total_steps - warmup))))
         else:
             base = max(0.0, (total_steps - step) / max(1, total_steps - warmup))
         return base * float(objective.lr_factor(step // steps_per_epoch))

@@ -22,6 +22,7 @@ from robustft.data.batching import model_inputs
 from robustft.errors import ConfigError
 from robustft.train.objectives.base import Objective, register_objective
 from robustft.train.objectives.embedding import check_adversary_grad
+from robustft.train.objectives.textdefender import textdefender_training
 
 CLEAN_TARGETS = ("eval", "train")
 
@@ -74,6 +75,14 @@ class HullObjective(Objective):
         return adversarial_embeddings(model, table, weights)
 
 
+# The ASCC release (train_imdb_ascc.py) steps WarmupMultiStepLR((40, 80), 0.1, warm-up factor 0.1 over 2 steps) once
+# per epoch of 21: a rate of 0.1x and 0.55x in epochs 0 and 1, then constant. Deviation from TextDefender, which
+# steps the same scheduler once per batch (main.py, base.py), so its rate falls 100x after 80 batches (2,560
+# examples) and its ASCC hardly trains after that: we follow the release the scheduler was written for.
+RELEASE_WARMUP = (0.1, 0.55)
+RELEASE_SCHEDULE = {"warmup_ratio": 0.0, "lr_schedule": "constant"}
+
+
 @register_objective("ascc")
 class ASCC(HullObjective):
     def __init__(
@@ -87,23 +96,34 @@ class ASCC(HullObjective):
         slots: int = DEFAULT_SLOTS,
         im_adversary_grad: str = "exact",
         clean_target: str = "train",
+        warmup: tuple[float, ...] | list = (),
     ):
         hull = HullSettings(steps, lr, weight_decay, entropy_weight, entropy_norm, eval_mode=clean_target == "eval")
         super().__init__(hull, slots, im_adversary_grad, clean_target)
         self.beta = beta
+        self.warmup = tuple(float(f) for f in warmup)
 
     @classmethod
     def preset(cls, task):
-        # TextDefender's ASCC: alpha (entropy weight) 10, beta 4, 5 steps, entropy averaged over batch x length
+        # TextDefender's ASCC: alpha (entropy weight) 10, beta 4, 5 steps, entropy averaged over batch x length, on
+        # its recipe with the ASCC release's schedule (RELEASE_SCHEDULE). TextDefender draws random batches padded
+        # to their longest example, which sets the L of that average: no grouping by length here either.
         return {
+            **textdefender_training(task),
+            **RELEASE_SCHEDULE,
+            "group_by_length": False,
             "method_args": {
                 "beta": 4.0,
                 "entropy_weight": 10.0,
                 "steps": 5,
                 "entropy_norm": "tokens",
                 "im_adversary_grad": "exact",
-            }
+                "warmup": list(RELEASE_WARMUP),
+            },
         }
+
+    def lr_factor(self, epoch: int) -> float:
+        return self.warmup[epoch] if epoch < len(self.warmup) else 1.0
 
     def loss(self, model, batch):
         clean_logits = model(**model_inputs(batch)).logits

@@ -21,6 +21,7 @@ from robustft.adversary.embedding_delta import ACCUMULATE_MODES, DeltaSettings, 
 from robustft.errors import ConfigError
 from robustft.train.objectives.base import register_objective
 from robustft.train.objectives.embedding import EmbeddingObjective
+from robustft.train.objectives.textdefender import textdefender_training
 
 
 @register_objective("freelb")
@@ -46,15 +47,16 @@ class FreeLB(EmbeddingObjective):
 
     @classmethod
     def preset(cls, task):
-        # TextDefender's FreeLB settings: step 0.03, init 0.05, no norm bound (5 steps for FreeLB)
+        # TextDefender's FreeLB settings: step 0.03, init 0.05, no norm bound (5 steps for FreeLB), and its recipe
         return {
+            **textdefender_training(task),
             "method_args": {
                 "steps": cls.preset_steps(task),
                 "step_size": 0.03,
                 "init_mag": 0.05,
                 "max_norm": 0.0,
                 "im_adversary_grad": "exact",
-            }
+            },
         }
 
     @classmethod

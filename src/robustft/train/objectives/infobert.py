@@ -34,6 +34,7 @@ from robustft.adversary.embedding_delta import ACCUMULATE_MODES, DeltaSettings, 
 from robustft.errors import ConfigError
 from robustft.train.objectives.base import register_objective
 from robustft.train.objectives.embedding import EmbeddingObjective
+from robustft.train.objectives.textdefender import textdefender_training
 
 
 class InfoNCECritic(nn.Module):
@@ -99,8 +100,9 @@ class InfoBERT(EmbeddingObjective):
 
     @classmethod
     def preset(cls, task):
-        # TextDefender's InfoBERT settings (Li et al. 2021); the IM gradient choice is ours, recorded
+        # TextDefender's InfoBERT settings (Li et al. 2021) and recipe; the IM gradient choice is ours, recorded
         return {
+            **textdefender_training(task),
             "method_args": {
                 "steps": 3,
                 "step_size": 4e-2,
@@ -111,7 +113,7 @@ class InfoBERT(EmbeddingObjective):
                 "cl": 0.5,
                 "ch": 0.9,
                 "im_adversary_grad": "exact",
-            }
+            },
         }
 
     def setup(self, model, ctx) -> None:

@@ -11,6 +11,7 @@ from robustft.adversary.embeds import forward_embeds, word_embeddings
 from robustft.data.batching import model_inputs
 from robustft.train.objectives.base import register_objective
 from robustft.train.objectives.embedding import EmbeddingObjective
+from robustft.train.objectives.textdefender import textdefender_training
 
 
 @register_objective("pgd")
@@ -37,15 +38,16 @@ class PGD(EmbeddingObjective):
 
     @classmethod
     def preset(cls, task):
-        # TextDefender's PGD settings (this file's defaults); the IM gradient choice is ours, recorded
+        # TextDefender's PGD settings (this file's defaults) and training recipe; the IM gradient choice is ours
         return {
+            **textdefender_training(task),
             "method_args": {
                 "steps": 5,
                 "step_size": 0.03,
                 "init_mag": 0.05,
                 "max_norm": 0.0,
                 "im_adversary_grad": "exact",
-            }
+            },
         }
 
     def loss(self, model, batch):

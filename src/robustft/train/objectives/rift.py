@@ -42,7 +42,8 @@ from robustft.train.objectives.ascc import HullObjective
 from robustft.train.objectives.base import register_objective
 
 # The release's training recipes (rift_train.py): AdamW lr 2e-5, 20 epochs, the LR warm-up of lr_factor()
-# and no other schedule (its MultiStep milestones 50 and 80 are never reached), weight decay by weight_decay().
+# and no other schedule (its MultiStep milestones 50 and 80 are never reached), weight decay by weight_decay(),
+# no gradient clipping (max_grad_norm 0).
 RELEASE_RECIPES = {
     "imdb": {
         "lr": 2e-5,
@@ -51,6 +52,7 @@ RELEASE_RECIPES = {
         "epochs": 20,
         "warmup_ratio": 0.0,
         "lr_schedule": "constant",
+        "max_grad_norm": 0.0,
         "method_args": {"beta": 10.0, "alpha": 0.1},
     },
     "snli": {
@@ -60,6 +62,7 @@ RELEASE_RECIPES = {
         "epochs": 20,
         "warmup_ratio": 0.0,
         "lr_schedule": "constant",
+        "max_grad_norm": 0.0,
         "method_args": {"beta": 5.0, "alpha": 0.7},
     },
 }

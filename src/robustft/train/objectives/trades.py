@@ -11,6 +11,7 @@ from robustft.adversary.embedding_delta import DeltaSettings, ascend, kl
 from robustft.adversary.embeds import forward_embeds, word_embeddings
 from robustft.train.objectives.base import register_objective
 from robustft.train.objectives.embedding import EmbeddingObjective
+from robustft.train.objectives.textdefender import textdefender_training
 
 
 @register_objective("trades")
@@ -34,8 +35,9 @@ class TRADES(EmbeddingObjective):
 
     @classmethod
     def preset(cls, task):
-        # TRADES' beta (Zhang et al. 2019); the text adversary's steps have no published recipe (our defaults)
-        return {"method_args": {"beta": 6.0, "im_adversary_grad": "exact"}}
+        # TRADES' beta (Zhang et al. 2019); the text adversary's steps have no published recipe (our defaults).
+        # TextDefender has no TRADES: it trains with TextDefender's recipe like the other baselines (our choice).
+        return {**textdefender_training(task), "method_args": {"beta": 6.0, "im_adversary_grad": "exact"}}
 
     def loss(self, model, batch):
         labels = batch["labels"]
