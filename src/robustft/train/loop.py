@@ -68,6 +68,15 @@ def apply_preset(cfg: TrainConfig) -> dict:
     return applied
 
 
+def run_notes(cfg: TrainConfig, preset: dict) -> dict | None:
+    """What config.json records beside the config: the preset applied and the method's deviations."""
+    deviations = OBJECTIVES[cfg.method].deviations(cfg)
+    notes = ({"preset": {"method": cfg.method, "applied": preset}} if preset else {}) | (
+        {"deviations": deviations} if deviations else {}
+    )
+    return notes or None
+
+
 def apply_arch(model, cfg: TrainConfig):
     """IM-BERT / EX-BERT connections on top of any encoder (an architecture, not an objective)."""
     if cfg.arch == "plain":
@@ -114,7 +123,7 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
             inputs,
             resume=resume,
             overwrite=overwrite,
-            extra={"preset": {"method": cfg.method, "applied": preset}} if preset else None,
+            extra=run_notes(cfg, preset),
         )
         if run.finished:
             log.info("%s already holds this finished run: reusing it", run.path)

@@ -19,6 +19,7 @@ from robustft.adversary.embedding_delta import kl
 from robustft.adversary.embeds import forward_embeds
 from robustft.adversary.hull import HullSettings, adversarial_embeddings, kl_gain, optimise_weights
 from robustft.data.batching import model_inputs
+from robustft.data.tasks import get_task
 from robustft.errors import ConfigError
 from robustft.train.objectives.base import Objective, register_objective
 from robustft.train.objectives.embedding import check_adversary_grad
@@ -121,6 +122,15 @@ class ASCC(HullObjective):
                 "warmup": list(RELEASE_WARMUP),
             },
         }
+
+    @classmethod
+    def deviations(cls, cfg) -> list[str]:
+        out = []
+        if cfg.method_args.get("warmup"):
+            out.append("ASCC: the ASCC release's per-epoch LR warm-up (TextDefender steps that scheduler per batch)")
+        if get_task(cfg.task).perturb_field != "text_a":
+            out.append("ASCC: only the hypothesis moves (TextDefender's ASCC mixes neighbours at every token)")
+        return out
 
     def lr_factor(self, epoch: int) -> float:
         return self.warmup[epoch] if epoch < len(self.warmup) else 1.0

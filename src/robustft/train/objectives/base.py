@@ -64,6 +64,12 @@ class Objective:
         and records the applied preset. Empty: no published recipe, the loop's defaults."""
         return {}
 
+    @classmethod
+    def deviations(cls, cfg) -> list[str]:
+        """How a run of this config departs from the method's paper or release; the loop records them in the
+        run's config.json and the report lists them beside its numbers."""
+        return []
+
     def setup(self, model: nn.Module, ctx: TrainContext) -> None:
         """Called once before training (build teachers, heads, candidate tables)."""
 

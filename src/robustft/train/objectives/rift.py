@@ -147,6 +147,22 @@ class RIFT(HullObjective):
     def preset(cls, task):
         return _recipe(task)
 
+    @classmethod
+    def deviations(cls, cfg) -> list[str]:
+        out = [
+            "RIFT: the best epoch by clean dev accuracy (the release keeps the epoch of best ASCC-attack accuracy "
+            "on the test set)",
+            "RIFT: the backbone's own classifier head (the release: Linear-ReLU-Linear on the pooled output)",
+        ]
+        if cfg.group_by_length:
+            out.append(
+                "RIFT: class-balanced batches grouped by length, for speed (the release draws them at random), so "
+                "the InfoNCE negatives are of similar length"
+            )
+        if cfg.max_grad_norm:
+            out.append(f"RIFT: gradients clipped at norm {cfg.max_grad_norm:g} (the release does not clip)")
+        return out
+
     def setup(self, model, ctx) -> None:
         super().setup(model, ctx)
         self.encoder_prefix = model.base_model_prefix

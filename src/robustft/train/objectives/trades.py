@@ -39,6 +39,13 @@ class TRADES(EmbeddingObjective):
         # TextDefender has no TRADES: it trains with TextDefender's recipe like the other baselines (our choice).
         return {**textdefender_training(task), "method_args": {"beta": 6.0, "im_adversary_grad": "exact"}}
 
+    @classmethod
+    def deviations(cls, cfg) -> list[str]:
+        return [
+            "TRADES: a text adversary of our own settings (5 L2 steps of 0.03 on the word embeddings from "
+            "0.001 N(0, 1)); no published text recipe, TextDefender has no TRADES"
+        ]
+
     def loss(self, model, batch):
         labels = batch["labels"]
         embeds = word_embeddings(model, batch)
