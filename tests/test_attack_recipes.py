@@ -52,14 +52,16 @@ def assert_only_reported_positions_differ(record):
 
 
 BLACK_BOX = sorted(set(RECIPES) - {"ascc"})
+# every black-box recipe, and PWWS as the RIFT release runs it (fixed swaps, no stopword filter)
+VARIANTS = [(name, {}) for name in BLACK_BOX] + [("pwws", {"apply": "ordered", "stopwords": None})]
 
 
-@pytest.mark.parametrize("name", BLACK_BOX)
-def test_recipe_invariants_on_keyword_victim(name, tok_model, mlm):
+@pytest.mark.parametrize("name, variant", VARIANTS)
+def test_recipe_invariants_on_keyword_victim(name, variant, tok_model, mlm):
     _, tok = tok_model
     model = KeywordModel(tok)
     examples = GOOD + load_examples("sst2", "dev", n=2, seed=0)
-    attack = make_attack(name, model, tok, mlm, max_percent=0.3, query_budget_per_word=6)
+    attack = make_attack(name, model, tok, mlm, max_percent=0.3, query_budget_per_word=6, **variant)
     records = attack_all(attack, examples)
     s = summarize(records)
     assert s["num_errors"] == 0
@@ -73,7 +75,9 @@ def test_recipe_invariants_on_keyword_victim(name, tok_model, mlm):
             assert int(fresh[0]) == r.adversarial_pred
         if r.result == SKIPPED:
             assert r.original_pred != r.label and r.swaps == []
-    again = attack_all(make_attack(name, model, tok, mlm, max_percent=0.3, query_budget_per_word=6), examples)
+    again = attack_all(
+        make_attack(name, model, tok, mlm, max_percent=0.3, query_budget_per_word=6, **variant), examples
+    )
     strip = lambda rs: [{**r.__dict__, "seconds": 0} for r in rs]
     assert strip(again) == strip(records)  # fixed seed, fresh victim: identical results
 
@@ -90,11 +94,11 @@ def test_dictionary_recipes_flip_the_keyword_victim_by_swapping_cue_words(name, 
             assert {s["original"].lower() for s in r.swaps} <= cues
 
 
-@pytest.mark.parametrize("name", BLACK_BOX)
-def test_tiny_bert_accuracy_under_attack_not_above_clean(name, tok_model, mlm):
+@pytest.mark.parametrize("name, variant", VARIANTS)
+def test_tiny_bert_accuracy_under_attack_not_above_clean(name, variant, tok_model, mlm):
     model, tok = tok_model
     examples = load_examples("sst2", "dev", n=4, seed=1)
-    records = attack_all(make_attack(name, model, tok, mlm, query_budget=40), examples)
+    records = attack_all(make_attack(name, model, tok, mlm, query_budget=40, **variant), examples)
     s = summarize(records)
     assert s["num_errors"] == 0 and all(r.queries <= 40 for r in records)
     # Outcomes agree with a fresh victim: skipped = wrong on the original; failed = still right on its
@@ -184,3 +188,44 @@ def test_textdefender_attacks_only_texts_of_more_than_four_tokens():
     assert not protocol_keeps("textdefender", Example("one two three four", 1))  # len(text_a.split(" ")) > 4
     assert protocol_keeps("textdefender", Example("one two three four five", 1))
     assert protocol_keeps(None, Example("short", 1))
+
+
+def test_rift_protocol_is_the_releases_pwws_and_genetic(tok_model):
+    from robustft.errors import ConfigError
+
+    pwws, genetic = recipe_config("pwws", "rift"), recipe_config("genetic", "rift")
+    assert (pwws["stopwords"], pwws["neighbours"], pwws["apply"]) == (None, "counterfitted", "ordered")
+    assert (genetic["stopwords"], genetic["max_percent"]) == (None, None)
+    model, tok = tok_model
+    constraints = build_attack("pwws", Victim(model, tok, "sst2"), "rift").config()["constraints"]
+    assert [c["name"] for c in constraints] == ["repeat-modification"]  # "no", "all", "her" may move
+    with pytest.raises(ConfigError, match="no black-box protocol"):
+        recipe_config("ascc", "rift")
+
+
+def test_ordered_pwws_swaps_in_each_precomputed_best_word_even_when_it_lowers_the_score():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from robustft.attacks.goal import GoalResult
+    from robustft.attacks.search.greedy import GreedyWordImportance
+    from robustft.attacks.words import AttackedText
+
+    scores = {"x b c": 0.2, "x y c": 0.1, "x y z": 0.9}  # the second swap lowers the score
+    asked = []
+
+    def evaluate(texts):
+        asked.extend(t.text for t in texts)
+        return [GoalResult(t, np.array([0.5, 0.5]), scores[t.text], scores[t.text] > 0.5) for t in texts]
+
+    ctx = SimpleNamespace(
+        initial=GoalResult(AttackedText("a b c"), np.array([0.7, 0.3]), 0.3, False),
+        goal=SimpleNamespace(search_over=False, evaluate=evaluate),
+        modifiable=lambda text: {0, 1, 2} - set(text.modified),
+        neighbours=lambda text, at: {i: [text.replace_word(i, w) for w in ("q", "x", "y", "z")] for i in at},
+    )
+    search = GreedyWordImportance("weighted-saliency", apply="ordered")
+    result = search._apply_in_order(ctx, [0, 1, 2], {0: "x", 1: "y", 2: "z"})
+    assert asked == ["x b c", "x y c", "x y z"]  # one query per word, the swap that lowered the score kept
+    assert result.succeeded and result.text.text == "x y z"

@@ -308,6 +308,15 @@ def test_seeds_that_disagree_give_a_mixed_verdict_and_no_mark(tmp_path):
     assert overview_table(summary).rows[0][2] == "50.0 ± 35.4"  # 75 and 25: no mark
 
 
+def test_attack_examples_that_ended_in_an_error_are_named_below_their_table(tmp_path):
+    from report_fixtures import attack_results, train_config, write_attack
+
+    write_attack(tmp_path / "runs", "std", train_config(), attack_results(10) + ["error"] * 3)
+    build_report([tmp_path / "runs"], tmp_path / "out", plots=False, html=False)
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "n=40" in text and "Left out of n: examples whose attack ended in an error, in std (3)." in text
+
+
 def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take():
     from robustft.report.claims import claim_rows
 

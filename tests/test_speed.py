@@ -112,14 +112,15 @@ class PerPositionPWWS:
 
     @staticmethod
     def best_scores(ctx, indices):
-        goal, best = ctx.goal, np.full(len(indices), np.nan)
+        goal, best, words = ctx.goal, np.full(len(indices), np.nan), {}
         neighbours = ctx.neighbours(ctx.original, indices)
         for n, i in enumerate(indices):
             if neighbours[i] and not goal.search_over:
                 results = goal.evaluate(neighbours[i])
                 if results:
-                    best[n] = max(r.score for r in results)
-        return best
+                    top = max(results, key=lambda r: r.score)
+                    best[n], words[i] = top.score, top.text.words[i]
+        return best, words
 
 
 @pytest.mark.parametrize("unit", ["textattack", "distinct"])

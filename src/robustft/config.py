@@ -169,7 +169,10 @@ class AttackConfig(RunSettings):
     recipe: str = setting("textfooler", "pwws, textfooler, bert-attack, genetic or ascc")
     recipe_args: dict[str, Any] = setting(help="recipe settings, e.g. --recipe_args.neighbours glove", factory=dict)
     protocol: str | None = setting(
-        None, "textdefender: unified constraints (30% words, USE 0.840845, 50 x words)", choices=(None, "textdefender")
+        None,
+        "textdefender: unified constraints (30% words, USE 0.840845, 50 x words); rift: the RIFT release's PWWS and "
+        "genetic settings (no stopword filter, PWWS's fixed swaps over counter-fitted neighbours, no word cap)",
+        choices=(None, "textdefender", "rift"),
     )
     n: int = setting(1000, "seeded sample size (all if larger)", min=1)
     seed: int = setting(0, "seed of the sample and of the attack", min=0)

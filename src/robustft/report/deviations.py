@@ -69,7 +69,10 @@ def _shown(run: Run) -> list[str]:
             out.append(f"{cfg.get('recipe')} attacked {n} examples (the protocols use {PROTOCOL_N})")
         scorer = _find_key(run.meta, "lm_scorer")
         if cfg.get("recipe") == "genetic" and scorer:
-            out.append(f"genetic LM filter scored by {scorer} (the Google 1B LM is not available offline)")
+            out.append(
+                f"genetic LM filter scored by {scorer} (the papers' LMs are not available offline: Alzantot's "
+                "Google 1B, the Learning-to-Write LM of Jia et al. and the RIFT release)"
+            )
     if run.verb == "eval" and str(cfg.get("task", "")).startswith("advglue-"):
         out.append("AdvGLUE scored on its public dev set (the leaderboard uses the hidden test set)")
     return out

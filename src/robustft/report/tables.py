@@ -114,6 +114,9 @@ def evaluation_table(ev: dict) -> Table:
         notes.append(f"Left out as repeats of a method and seed already counted: {', '.join(ev['duplicates'])}.")
     if attack:
         notes.append("Accuracy under attack = examples still right after the attack / all attacked (TextAttack).")
+        errored = [f"{s['run']} ({s['num_errors']})" for row in ev["rows"] for s in row["seeds"] if s.get("num_errors")]
+        if errored:
+            notes.append(f"Left out of n: examples whose attack ended in an error, in {', '.join(errored)}.")
     return Table(ev["title"], columns, rows, notes, section=ev["kind"])
 
 

@@ -1,7 +1,8 @@
 """Language-model filter (Alzantot et al. 2018; Jia et al. 2019): a substitute must not lower the language
 model's score around it by more than `max_drop` (nats), compared with the original text.
 
-The original filter used the Google 1-billion-word LM, which is not available offline. The scorer is
+The original filters used the Google 1-billion-word LM (Alzantot) and the Learning-to-Write LM (Jia et al.'s
+precomputed scores, which the RIFT release reads), neither available offline. The scorer is
 pluggable and the run records which one ran:
 
 - `masked-lm-pll` (default): the masked-LM pseudo-log-likelihood (Salazar et al. 2020: mask each token in

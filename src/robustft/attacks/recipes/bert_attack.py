@@ -41,16 +41,17 @@ CONFIG = {
 def build(victim, config: dict, mlm=None) -> Attack:
     model, tokenizer = mlm if mlm is not None else (None, None)
     stop = stopwords(config)
+    stop_words = stop[0].words if stop and config["filter_candidates"] else frozenset()
     transformation = MaskedLMCandidates(
         model,
         tokenizer,
         config["max_candidates"],
         config["combination_k"],
         config["max_combinations"],
-        stopwords=stop.words if config["filter_candidates"] else frozenset(),
+        stopwords=stop_words,
         max_length=victim.max_length,
     )
-    constraints = [RepeatModification(), stop, *shared_constraints(config)]
+    constraints = [RepeatModification(), *stop, *shared_constraints(config)]
     return Attack(
         "bert-attack", victim, transformation, constraints, GreedyWordImportance(config["importance"]), config
     )

@@ -55,6 +55,15 @@ PROTOCOLS = {
         "bert-attack": {"max_candidates": 50},
     },
 }
+# The RIFT release (dongxinshuai/RIFT-NeurIPS2021, attack/attack_algorithms/, after Ren et al. and Jia et al.):
+# PWWS over the counter-fitted neighbours with Ren et al.'s fixed swaps; neither attack filters stopwords, and
+# its genetic attack (Jia et al.'s code) has no cap on the words changed. Its LM filter and the genetic search's
+# details (Jia et al.'s) are not reproduced: docs/attacks.md, "The RIFT protocol".
+PROTOCOLS["rift"] = {
+    "all": {"stopwords": None},
+    "pwws": {"neighbours": "counterfitted", "apply": "ordered"},
+    "genetic": {"max_percent": None},
+}
 # TextDefender attacks only test examples whose first text has more than 4 space-separated tokens.
 TEXTDEFENDER_MIN_TOKENS = 5
 
@@ -81,8 +90,11 @@ def neighbour_source(config: dict, victim):
     raise ValueError(f"unknown neighbour source {name!r} (wordnet, counterfitted, glove, model)")
 
 
-def stopwords(config: dict) -> StopwordModification:
-    return StopwordModification(config["stopwords"], config["stopwords_case_sensitive"])
+def stopwords(config: dict) -> list[StopwordModification]:
+    """The recipe's stopword constraint, none where `stopwords` is None (Ren et al.'s and the RIFT release's code)."""
+    if config["stopwords"] is None:
+        return []
+    return [StopwordModification(config["stopwords"], config["stopwords_case_sensitive"])]
 
 
 def shared_constraints(config: dict) -> list:

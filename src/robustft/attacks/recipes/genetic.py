@@ -8,10 +8,11 @@
   softmax(-score/T), no re-mutation of a swapped word, no constraint check after crossover, candidates
   recomputed per member, the previous elite returned after the last generation); see search/genetic.py.
 - Constraints: stopwords (TextAttack's alzantot recipe), at most 20% of words changed (Alzantot), LM
-  filter: log-prob of the +-6-word window may drop by at most 5 (Jia et al.). Their Google 1B LM is not
-  offline: the scorer is a masked-LM pseudo-log-likelihood of the window (`lm_scorer="masked-lm-pll"`), or the
-  cheaper masked-LM log-probability of the swapped word in its window (`"masked-lm-word"`, Alzantot's form;
-  constraints/lm_filter.py compares them), recorded in the run's config; lm_scorer=None switches the filter off.
+  filter: log-prob of the +-6-word window may drop by at most 5 (Jia et al.). Their LM (the Learning-to-Write
+  LM; Alzantot's: Google 1B) is not offline: the scorer is a masked-LM pseudo-log-likelihood of the window
+  (`lm_scorer="masked-lm-pll"`), or the cheaper masked-LM log-probability of the swapped word in its window
+  (`"masked-lm-word"`, Alzantot's form; constraints/lm_filter.py compares them), recorded in the run's config;
+  lm_scorer=None switches the filter off. --protocol rift: no stopword filter and no cap (Jia et al.'s code).
 """
 
 from robustft.attacks.attack import Attack
@@ -28,7 +29,7 @@ CONFIG = {
     "faster": True,  # Jia et al.
     "compat": "alzantot",  # Alzantot's code; "textattack": TextAttack 0.3.11's search
     "stopwords": "nltk",  # TextAttack's alzantot/faster-alzantot recipes (default list)
-    "lm_scorer": "masked-lm-pll",  # offline stand-in for the Google 1B LM
+    "lm_scorer": "masked-lm-pll",  # offline stand-in for Jia et al.'s Learning-to-Write LM
     "lm_window": 6,  # Jia et al.: +-6 words
     "lm_max_drop": 5.0,  # Jia et al.
     # The LM filter's forwards: auto = bf16 on CPU (1.8x faster; same outcome on 150 paired SST-2 test examples,
@@ -41,7 +42,7 @@ CONFIG = {
 
 
 def build(victim, config: dict, mlm=None) -> Attack:
-    constraints = [stopwords(config), *shared_constraints(config)]
+    constraints = [*stopwords(config), *shared_constraints(config)]
     scorer = config.get("lm_scorer")
     if scorer in SCORERS:
         model, tokenizer = mlm if mlm is not None else (None, None)

@@ -34,7 +34,7 @@ CONFIG = {
 def build(victim, config: dict, mlm=None) -> Attack:
     constraints = [
         RepeatModification(),
-        stopwords(config),
+        *stopwords(config),
         PartOfSpeech(config["pos_allow_verb_noun_swap"], config["pos_context"]),
         *shared_constraints(config),
     ]
