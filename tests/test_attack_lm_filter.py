@@ -1,6 +1,7 @@
 """The genetic attack's LM filter: its two masked-LM scorers (the window's pseudo-log-likelihood and the swapped
 word's log-probability), cached per item, and the filter's accept/reject rule on real sentences."""
 
+import numpy as np
 import pytest
 
 from robustft.attacks.constraints.lm_filter import (
@@ -37,6 +38,23 @@ def test_filter_compares_each_swap_with_the_original_window_and_caches():
     kept = LanguageModelFilter(scorer, window=6, max_drop=threshold + 1e-9).filter(swaps, text, text)
     assert kept == [s for s, v in zip(swaps, new, strict=True) if v >= base - threshold - 1e-9] and len(kept) == 2
     assert scorer.scored == 4  # the original window and the three swaps, each scored once despite three filters
+
+
+def test_a_pairs_window_stays_within_the_perturbed_sentence():
+    seen = []
+
+    def scorer(items):
+        seen.extend(text for text, _ in items)
+        return np.zeros(len(items))
+
+    pair = AttackedText("two dogs run in a field\na dog is outside")  # premise, line break, hypothesis
+    swap = pair.replace_word(7, "hound")  # the hypothesis's "dog"
+    assert LanguageModelFilter(scorer, window=6).filter([swap], pair, pair) == [swap]
+    assert seen == ["a dog is outside", "a hound is outside"]  # not "... in a field\na dog ..."
+    single = AttackedText("two dogs run in a field and a dog is outside")
+    seen.clear()
+    LanguageModelFilter(scorer, window=6).filter([single.replace_word(8, "hound")], single, single)
+    assert seen[0] == "run in a field and a dog is outside"  # six words either side
 
 
 @pytest.mark.slow

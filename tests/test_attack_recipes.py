@@ -53,7 +53,10 @@ def assert_only_reported_positions_differ(record):
 
 BLACK_BOX = sorted(set(RECIPES) - {"ascc"})
 # every black-box recipe, and PWWS as the RIFT release runs it (fixed swaps, no stopword filter)
-VARIANTS = [(name, {}) for name in BLACK_BOX] + [("pwws", {"apply": "ordered", "stopwords": None})]
+VARIANTS = [(name, {}) for name in BLACK_BOX] + [
+    ("pwws", {"apply": "ordered", "stopwords": None}),
+    ("genetic", {"compat": "rift", "stopwords": None}),
+]
 
 
 @pytest.mark.parametrize("name, variant", VARIANTS)
@@ -229,3 +232,14 @@ def test_ordered_pwws_swaps_in_each_precomputed_best_word_even_when_it_lowers_th
     result = search._apply_in_order(ctx, [0, 1, 2], {0: "x", 1: "y", 2: "z"})
     assert asked == ["x b c", "x y c", "x y z"]  # one query per word, the swap that lowered the score kept
     assert result.succeeded and result.text.text == "x y z"
+
+
+def test_rift_genetic_search_flips_the_keyword_victim_and_checks_no_unseen_generation(tok_model, mlm):
+    _, tok = tok_model
+    model = KeywordModel(tok)
+    settings = {"compat": "rift", "stopwords": None, "max_percent": None, "lm_scorer": None}
+    records = attack_all(make_attack("genetic", model, tok, mlm, **settings), GOOD)
+    assert all(r.result == SUCCEEDED for r in records if r.label == 1)
+    # no generation checked: the perturbed population is never looked at, so nothing can succeed
+    unchecked = attack_all(make_attack("genetic", model, tok, mlm, **settings, generations=0), GOOD)
+    assert all(r.result == FAILED for r in unchecked if r.label == 1)

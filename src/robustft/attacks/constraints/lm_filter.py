@@ -101,6 +101,18 @@ class LanguageModelFilter(Constraint):
         self.compare_against_original = compare_against_original
 
     @staticmethod
+    def _line(text, i: int) -> tuple[int, int]:
+        """The word range of the line holding word i. A pair is attacked as premise + line break + hypothesis
+        (attacks/view.py), and the window stays within the perturbed sentence, as Jia et al. score the
+        hypothesis alone."""
+        if "\n" not in text.text:
+            return 0, text.num_words
+        start, end = text.text.rfind("\n", 0, text.spans[i][0]), text.text.find("\n", text.spans[i][1])
+        end = len(text.text) if end < 0 else end
+        inside = [k for k, (a, _) in enumerate(text.spans) if start < a < end]
+        return inside[0], inside[-1] + 1
+
+    @staticmethod
     def _item(text, i: int, lo: int, hi: int) -> tuple[str, tuple[int, int]]:
         """The window's text and the character span of word i within it."""
         base = text.spans[lo][0]
@@ -114,7 +126,8 @@ class LanguageModelFilter(Constraint):
         for c in candidates:
             start = len(items)
             for i in sorted(c.last_modified):
-                lo, hi = max(0, i - self.window), min(c.num_words, i + self.window + 1)
+                first, end = self._line(c, i)
+                lo, hi = max(first, i - self.window), min(end, i + self.window + 1)
                 items += [self._item(ref, i, lo, hi), self._item(c, i, lo, hi)]
             spans.append((start, len(items)))
         scores = self.scorer(items)

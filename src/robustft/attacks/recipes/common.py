@@ -57,12 +57,12 @@ PROTOCOLS = {
 }
 # The RIFT release (dongxinshuai/RIFT-NeurIPS2021, attack/attack_algorithms/, after Ren et al. and Jia et al.):
 # PWWS over the counter-fitted neighbours with Ren et al.'s fixed swaps; neither attack filters stopwords, and
-# its genetic attack (Jia et al.'s code) has no cap on the words changed. Its LM filter and the genetic search's
-# details (Jia et al.'s) are not reproduced: docs/attacks.md, "The RIFT protocol".
+# its genetic attack is Jia et al.'s search (compat "rift", search/genetic.py) with no cap on the words changed.
+# Its LM is not reproduced (offline stand-in): docs/attacks.md, "The RIFT protocol".
 PROTOCOLS["rift"] = {
     "all": {"stopwords": None},
     "pwws": {"neighbours": "counterfitted", "apply": "ordered"},
-    "genetic": {"max_percent": None},
+    "genetic": {"max_percent": None, "compat": "rift"},
 }
 # TextDefender attacks only test examples whose first text has more than 4 space-separated tokens.
 TEXTDEFENDER_MIN_TOKENS = 5

@@ -27,7 +27,7 @@ CONFIG = {
     "generations": 40,  # Jia et al. (Alzantot: 20)
     "temperature": 0.3,  # Alzantot's code
     "faster": True,  # Jia et al.
-    "compat": "alzantot",  # Alzantot's code; "textattack": TextAttack 0.3.11's search
+    "compat": "alzantot",  # Alzantot's code; "textattack": TextAttack 0.3.11's; "rift": Jia et al.'s / RIFT's
     "stopwords": "nltk",  # TextAttack's alzantot/faster-alzantot recipes (default list)
     "lm_scorer": "masked-lm-pll",  # offline stand-in for Jia et al.'s Learning-to-Write LM
     "lm_window": 6,  # Jia et al.: +-6 words

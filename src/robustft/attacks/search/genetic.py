@@ -25,6 +25,14 @@ compat="textattack" reproduces TextAttack 0.3.11's AlzantotGeneticAlgorithm as i
 - members are perturbed and evaluated one at a time, in order;
 - after the last generation the elite of the previous one is returned: a success among the last
   generation's children is not kept.
+
+compat="rift" reproduces the RIFT release's GeneticAdversary (Jia et al.'s code; dongxinshuai/RIFT-NeurIPS2021
+attack/attack_algorithms/genetic_attack.py): candidates once on the original text (faster); a perturbation
+draws a position uniformly among those with a candidate and takes the best of all its choices (the original word
+first, then its substitutes) whatever the member held there, no retry; parents are drawn with probability
+proportional to 1 - p(true) + 1e-8 (two classes) or sigmoid(-margin) + 1e-4 (more; margin = the true logit minus
+the highest other), the best choice being the lowest p(true) or margin likewise; children are not evaluated before
+their perturbation; the last generation is never checked (its best elite is returned).
 """
 
 from __future__ import annotations
@@ -36,7 +44,12 @@ from robustft.attacks.constraints.overlap import MaxWordsPerturbed
 from robustft.attacks.goal import GoalResult
 from robustft.attacks.words import AttackedText
 
-COMPATS = ("alzantot", "textattack")
+COMPATS = ("alzantot", "textattack", "rift")
+SELECTION = {
+    "alzantot": "softmax(score/T)",
+    "textattack": "softmax(-score/T)",
+    "rift": "1 - p(true) + 1e-8 (two classes), sigmoid(-margin) + 1e-4 (more)",
+}
 
 
 class Genetic(Search):
@@ -61,7 +74,7 @@ class Genetic(Search):
         if population < 2 or generations < 0:
             raise ValueError(f"population must be >= 2 and generations >= 0, got {population}, {generations}")
         self.population, self.generations, self.temperature = population, generations, temperature
-        self.faster = faster and compat == "alzantot"  # TextAttack recomputes candidates on each member
+        self.faster = faster and compat != "textattack"  # TextAttack recomputes candidates on each member
         self.max_crossover_retries = max_crossover_retries
         self.give_up, self.compat = give_up_if_no_improvement, compat
 
@@ -73,7 +86,7 @@ class Genetic(Search):
             "generations": self.generations,
             "temperature": self.temperature,
             "faster": self.faster,
-            "selection": "softmax(-score/T)" if self.compat == "textattack" else "softmax(score/T)",
+            "selection": SELECTION[self.compat],
             "post_crossover_check": self.compat == "alzantot",
             "max_crossover_retries": self.max_crossover_retries,
             "give_up_if_no_improvement": self.give_up,
@@ -140,7 +153,73 @@ class Genetic(Search):
     def run(self, ctx: AttackContext) -> GoalResult:
         if self.compat == "textattack":
             return self._run_textattack(ctx)
+        if self.compat == "rift":
+            return self._run_rift(ctx)
         return self._run_alzantot(ctx)
+
+    # --- the RIFT release (Jia et al.'s code) -----------------------------------------------------
+    @staticmethod
+    def _rift_badness(ctx: AttackContext, result: GoalResult) -> float:
+        """What the release minimises: p(true) with two classes, else the margin (the true logit minus the
+        highest other, i.e. log p(true) - log max p(other))."""
+        p = result.probs.astype("float64")
+        if len(p) == 2:
+            return float(p[ctx.goal.label])
+        other = max(v for k, v in enumerate(p) if k != ctx.goal.label)
+        return math.log(max(p[ctx.goal.label], 1e-300)) - math.log(max(other, 1e-300))
+
+    def _rift_weight(self, ctx: AttackContext, result: GoalResult) -> float:
+        bad = self._rift_badness(ctx, result)
+        if len(result.probs) == 2:
+            return 1.0 - bad + 1e-8
+        return 1.0 / (1.0 + math.exp(min(bad, 700.0))) + 1e-4
+
+    def _rift_perturb_all(self, ctx: AttackContext, texts: list[AttackedText]) -> list[GoalResult]:
+        """Each text with one uniformly drawn position set to the best of its choices (original word first)."""
+        options = ctx.state["options"]
+        positions = sorted(options)
+        limits = [c for c in ctx.constraints if isinstance(c, MaxWordsPerturbed)]  # none in the release
+        requests = []
+        for text in texts:
+            i = ctx.rng.choice(positions)
+            choices = [text.replace_words({i: w}) for w in [ctx.original.words[i].lower(), *options[i]]]
+            requests.append([t for t in choices if all(c.filter([t], ctx.original, ctx.original) for c in limits)])
+        results = ctx.goal.evaluate([t for choices in requests for t in choices])
+        out, at = [], 0
+        for choices in requests:
+            mine, at = results[at : at + len(choices)], at + len(choices)
+            if len(mine) < len(choices):  # the budget ran out
+                break
+            out.append(min(mine, key=lambda r: self._rift_badness(ctx, r)))  # the first of equals
+        return out
+
+    def _run_rift(self, ctx: AttackContext) -> GoalResult:
+        indices = ctx.modifiable(ctx.original)
+        neighbours = ctx.neighbours(ctx.original, indices)
+        options = {i: [t.words[i].lower() for t in texts] for i, texts in neighbours.items() if texts}
+        ctx.state.update(options=options)
+        if not options:
+            ctx.notes.append("no position has a candidate that passes the constraints")
+            return ctx.initial
+        population = self._rift_perturb_all(ctx, [ctx.original] * self.population)
+        elite = ctx.initial
+        for _ in range(self.generations):
+            if len(population) < self.population:
+                break
+            elite = min(population, key=lambda r: self._rift_badness(ctx, r))
+            if ctx.goal.search_over or elite.succeeded:
+                break
+            weights = [self._rift_weight(ctx, r) for r in population]
+            n = self.population - 1
+            parents1 = ctx.rng.choices(range(len(population)), weights=weights, k=n)
+            parents2 = ctx.rng.choices(range(len(population)), weights=weights, k=n)
+            # uniform crossover (the release has no cap to check; a configured max-words cap is kept as elsewhere)
+            children = [
+                self._crossover(ctx, population[p].text, population[q].text)
+                for p, q in zip(parents1, parents2, strict=True)
+            ]
+            population = [elite, *self._rift_perturb_all(ctx, children)]
+        return elite
 
     # --- TextAttack 0.3.11 ------------------------------------------------------------------------
     def _ta_perturb(self, ctx: AttackContext, member: GoalResult, weights: list[float]):
