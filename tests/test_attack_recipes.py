@@ -198,6 +198,7 @@ def test_rift_protocol_is_the_releases_pwws_and_genetic(tok_model):
 
     pwws, genetic = recipe_config("pwws", "rift"), recipe_config("genetic", "rift")
     assert (pwws["stopwords"], pwws["neighbours"], pwws["apply"]) == (None, "counterfitted", "ordered")
+    assert pwws["case_sensitive_lookup"] and not recipe_config("pwws")["case_sensitive_lookup"]
     assert (genetic["stopwords"], genetic["max_percent"]) == (None, None)
     model, tok = tok_model
     constraints = build_attack("pwws", Victim(model, tok, "sst2"), "rift").config()["constraints"]
@@ -243,3 +244,10 @@ def test_rift_genetic_search_flips_the_keyword_victim_and_checks_no_unseen_gener
     # no generation checked: the perturbed population is never looked at, so nothing can succeed
     unchecked = attack_all(make_attack("genetic", model, tok, mlm, **settings, generations=0), GOOD)
     assert all(r.result == FAILED for r in unchecked if r.label == 1)
+
+
+def test_case_sensitive_lookup_leaves_capitalised_words_without_neighbours():
+    from robustft.attacks.transformations import CounterfittedNeighbours
+
+    assert CounterfittedNeighbours(8).words_for("Good") == CounterfittedNeighbours(8).words_for("good") != []
+    assert CounterfittedNeighbours(8, case_sensitive=True).words_for("Good") == []

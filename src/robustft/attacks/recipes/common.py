@@ -61,7 +61,7 @@ PROTOCOLS = {
 # Its LM is not reproduced (offline stand-in): docs/attacks.md, "The RIFT protocol".
 PROTOCOLS["rift"] = {
     "all": {"stopwords": None},
-    "pwws": {"neighbours": "counterfitted", "apply": "ordered"},
+    "pwws": {"neighbours": "counterfitted", "apply": "ordered", "case_sensitive_lookup": True},
     "genetic": {"max_percent": None, "compat": "rift"},
 }
 # TextDefender attacks only test examples whose first text has more than 4 space-separated tokens.
@@ -82,7 +82,7 @@ def neighbour_source(config: dict, victim):
     if name == "wordnet":
         return WordNetSynonyms()
     if name == "counterfitted":
-        return CounterfittedNeighbours(min(k or 8, 8))
+        return CounterfittedNeighbours(min(k or 8, 8), config.get("case_sensitive_lookup", False))
     if name == "glove":
         return glove_neighbours(k or 50, min_cos)
     if name == "model":

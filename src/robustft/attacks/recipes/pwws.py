@@ -23,6 +23,7 @@ CONFIG = {
     "max_candidates": None,  # every synonym (paper)
     "saliency_gain": "delta",  # Ren et al.: delta p; TextAttack: "raw" (best substitute's score)
     "apply": "improving",  # TextAttack's greedy step; "ordered": Ren et al.'s Algorithm 1, the RIFT release
+    "case_sensitive_lookup": False,  # counter-fitted neighbours of the lower-cased word; True: as written (RIFT)
     "stopwords": "nltk",  # TextAttack's default list
     "max_percent": None,  # none in the paper
     "similarity": None,  # none in the paper

@@ -43,15 +43,17 @@ class CounterfittedNeighbours(Transformation):
 
     name = "counterfitted"
 
-    def __init__(self, max_candidates: int = 8):
-        self.max_candidates = max_candidates
+    def __init__(self, max_candidates: int = 8, case_sensitive: bool = False):
+        self.max_candidates, self.case_sensitive = max_candidates, case_sensitive
         self.table = resources.counterfitted_neighbors()
 
     def words_for(self, word: str) -> list[str]:
-        return [w for w in self.table.get(word.lower(), [])[: self.max_candidates] if is_one_word(w)]
+        # the file's words are lower-case: looked up as written (the RIFT release's PWWS), a capitalised word has none
+        key = word if self.case_sensitive else word.lower()
+        return [w for w in self.table.get(key, [])[: self.max_candidates] if is_one_word(w)]
 
     def config(self) -> dict:
-        return {"name": self.name, "max_candidates": self.max_candidates}
+        return {"name": self.name, "max_candidates": self.max_candidates, "case_sensitive": self.case_sensitive}
 
     def resources(self) -> dict[str, str]:
         return {"counterfitted_neighbors": str(resources.data_file(resources.COUNTERFITTED))}
