@@ -251,3 +251,16 @@ def test_case_sensitive_lookup_leaves_capitalised_words_without_neighbours():
 
     assert CounterfittedNeighbours(8).words_for("Good") == CounterfittedNeighbours(8).words_for("good") != []
     assert CounterfittedNeighbours(8, case_sensitive=True).words_for("Good") == []
+
+
+def test_settings_added_later_leave_older_runs_hash_alone_at_their_defaults(tok_model):
+    from robustft.attacks.recipes import hashed_config
+
+    model, tok = tok_model
+    victim = Victim(model, tok, "sst2")
+    plain = hashed_config(build_attack("pwws", victim).config())
+    assert "apply" not in plain["settings"] and "apply" not in plain["search"]  # as runs made before them hashed
+    textfooler = hashed_config(build_attack("textfooler", victim).config())
+    assert "case_sensitive" not in textfooler["transformation"]
+    rift = hashed_config(build_attack("pwws", victim, "rift").config())
+    assert rift["search"]["apply"] == "ordered" and rift["transformation"]["case_sensitive"] is True

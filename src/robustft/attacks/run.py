@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 
 from robustft import resources, runs, runtime
-from robustft.attacks.recipes import build_attack, protocol_keeps
+from robustft.attacks.recipes import build_attack, hashed_config, protocol_keeps
 from robustft.attacks.results import format_summary
 from robustft.attacks.runner import merged_csv, merged_summary, run_attack
 from robustft.attacks.victim import Victim
@@ -80,7 +80,7 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
         **data_digests(cfg.task, [cfg.split]),
         **model_digests(resolved.model),
         **{f"resource/{name}": resources.file_sha256(path) for name, path in built.resources().items()},
-        "attack/config": config_hash(built.config()),
+        "attack/config": config_hash(hashed_config(built.config())),
         "examples": config_hash([e.id for e in examples]),
     }
     extra = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from robustft.attacks.recipes import ascc, bert_attack, genetic, pwws, textfooler
-from robustft.attacks.recipes.common import ENGINE_DEFAULTS, PROTOCOLS, protocol_keeps
+from robustft.attacks.recipes.common import ENGINE_DEFAULTS, PROTOCOLS, hashed_config, protocol_keeps
 from robustft.errors import ConfigError
 
 RECIPES = {"pwws": pwws, "textfooler": textfooler, "bert-attack": bert_attack, "genetic": genetic, "ascc": ascc}
@@ -39,4 +39,4 @@ def build_attack(name: str, victim, protocol: str | None = None, overrides: dict
     return RECIPES[name].build(victim, config, mlm=mlm)
 
 
-__all__ = ["RECIPES", "PROTOCOLS", "recipe_config", "build_attack", "protocol_keeps"]
+__all__ = ["RECIPES", "PROTOCOLS", "recipe_config", "build_attack", "hashed_config", "protocol_keeps"]

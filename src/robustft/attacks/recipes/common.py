@@ -68,6 +68,25 @@ PROTOCOLS["rift"] = {
 TEXTDEFENDER_MIN_TOKENS = 5
 
 
+# Settings added after attacks were run, at the values that do what those runs did: left out of the config hash,
+# so a finished or interrupted run from before them is still the same run (its config.json keeps the full config).
+LATER_DEFAULTS = (
+    ("settings", "apply", "improving"),
+    ("settings", "case_sensitive_lookup", False),
+    ("search", "apply", "improving"),
+    ("transformation", "case_sensitive", False),
+)
+
+
+def hashed_config(config: dict) -> dict:
+    """An attack's config() as its run hash sees it: without the LATER_DEFAULTS it holds."""
+    out = {k: dict(v) if isinstance(v, dict) else v for k, v in config.items()}
+    for section, key, value in LATER_DEFAULTS:
+        if key in out.get(section, {}) and out[section][key] == value:
+            del out[section][key]
+    return out
+
+
 def protocol_keeps(protocol: str | None, example) -> bool:
     """Whether `protocol` attacks `example` at all (TextDefender: `len(text_a.split(' ')) > 4`)."""
     return protocol != "textdefender" or len(example.text_a.split(" ")) >= TEXTDEFENDER_MIN_TOKENS
