@@ -141,6 +141,16 @@ class Genetic(Search):
                 return child
         return a
 
+    def _children(self, ctx: AttackContext, population: list[GoalResult], weights: list[float]) -> list[AttackedText]:
+        """population - 1 uniform crossovers of two parents, each drawn with probability proportional to weights."""
+        n = self.population - 1
+        parents1 = ctx.rng.choices(range(len(population)), weights=weights, k=n)
+        parents2 = ctx.rng.choices(range(len(population)), weights=weights, k=n)
+        return [
+            self._crossover(ctx, population[p].text, population[q].text)
+            for p, q in zip(parents1, parents2, strict=True)
+        ]
+
     def _select_probs(self, scores: list[float]) -> list[float]:
         """Parent-selection probabilities: softmax(score / T) (Alzantot's code), or TextAttack 0.3.11's
         softmax(-score / T), which prefers the weaker members."""
@@ -209,15 +219,8 @@ class Genetic(Search):
             elite = min(population, key=lambda r: self._rift_badness(ctx, r))
             if ctx.goal.search_over or elite.succeeded:
                 break
-            weights = [self._rift_weight(ctx, r) for r in population]
-            n = self.population - 1
-            parents1 = ctx.rng.choices(range(len(population)), weights=weights, k=n)
-            parents2 = ctx.rng.choices(range(len(population)), weights=weights, k=n)
-            # uniform crossover (the release has no cap to check; a configured max-words cap is kept as elsewhere)
-            children = [
-                self._crossover(ctx, population[p].text, population[q].text)
-                for p, q in zip(parents1, parents2, strict=True)
-            ]
+            # (the release has no cap to check after crossover; a configured max-words cap is kept as elsewhere)
+            children = self._children(ctx, population, [self._rift_weight(ctx, r) for r in population])
             population = [elite, *self._rift_perturb_all(ctx, children)]
         return elite
 
@@ -316,14 +319,7 @@ class Genetic(Search):
                 best_score = population[0].score
             elif self.give_up:
                 break
-            probs = self._select_probs([r.score for r in population])
-            n = self.population - 1
-            parents1 = ctx.rng.choices(range(len(population)), weights=probs, k=n)
-            parents2 = ctx.rng.choices(range(len(population)), weights=probs, k=n)
-            children = [
-                self._crossover(ctx, population[p].text, population[q].text)
-                for p, q in zip(parents1, parents2, strict=True)
-            ]
+            children = self._children(ctx, population, self._select_probs([r.score for r in population]))
             evaluated = ctx.goal.evaluate(children)
             if len(evaluated) < len(children):
                 population = population[:1] + evaluated
