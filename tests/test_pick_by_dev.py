@@ -1,0 +1,51 @@
+"""scripts/pick_by_dev.py: a bench's methods compared on their selection data only, never before every seed is in."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import yaml
+
+from robustft.bench.matrix import expand
+from robustft.config import BenchConfig, apply_overrides
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "pick_by_dev.py"
+spec = importlib.util.spec_from_file_location("pick_by_dev", SCRIPT)
+pick_by_dev = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(pick_by_dev)
+
+
+def bench_file(tmp_path) -> Path:
+    values = {
+        "model": "minilm",
+        "methods": {"bert": {}, "im-a": {"arch": "im"}, "im-b": {"arch": "im", "im": {"K": 3}}},
+        "seeds": [0, 1],
+        "sizes": ["subset"],
+        "output_dir": str(tmp_path / "bench"),
+        "train": {"dev_split": "subset-dev"},
+    }
+    path = tmp_path / "b.yaml"
+    path.write_text(yaml.safe_dump(values))
+    return path
+
+
+def finish(path: Path, accuracies: dict[tuple[str, int], float]) -> None:
+    cfg = apply_overrides(BenchConfig(), {"name": "b", **yaml.safe_load(path.read_text())}).validate()
+    for job in expand(cfg):
+        key = (job.method, job.config.seed)
+        if job.kind == "train" and key in accuracies:
+            job.folder.mkdir(parents=True)
+            metrics = {"complete": True, "best": {"dev_accuracy": accuracies[key]}}
+            (job.folder / "metrics.json").write_text(json.dumps(metrics))
+
+
+def test_picks_the_higher_mean_dev_accuracy_once_every_seed_is_done(tmp_path, capsys):
+    path = bench_file(tmp_path)
+    finish(path, {("im-a", 0): 0.86, ("im-b", 0): 0.87, ("im-a", 1): 0.88})
+    assert pick_by_dev.main([str(path), "im-a", "im-b"]) == 2  # im-b seed 1 is missing
+    assert "im-b/sst2/subset/s1 is not finished" in capsys.readouterr().err
+    finish(path, {("im-b", 1): 0.86})
+    assert pick_by_dev.main([str(path), "im-a", "im-b"]) == 0
+    out = capsys.readouterr().out
+    assert "im-a: mean 87.00% over 2 seeds (s0 86.00, s1 88.00)" in out and out.endswith("picked: im-a\n")
+    assert pick_by_dev.pick({"x": {0: 0.5}, "y": {0: 0.5}}) == "x"  # a tie goes to the one named first
