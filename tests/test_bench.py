@@ -47,6 +47,19 @@ def test_every_seed_of_the_matrix_is_whole_before_the_next_one_starts(tiny_model
     assert trained == [0] * 8 + [1] * 8  # 2 tasks x 2 sizes x 2 methods per seed
 
 
+def test_attack_ids_name_the_protocol_and_sample_seed_and_repeats_are_refused(tiny_model_dir, tmp_path):
+    pwws = {"recipe": "pwws", "split": "dev", "n": 2}
+    attacks = [pwws, {**pwws, "protocol": "rift"}, {**pwws, "seed": 1}]
+    ids = [j.id for j in expand(tiny_bench(tiny_model_dir, tmp_path / "b", attacks=attacks)) if j.kind == "attack"]
+    assert ids[:3] == [
+        "bert/sst2/n32/s0 attack pwws/sst2/dev/n2",  # as before: no protocol, sample seed 0
+        "bert/sst2/n32/s0 attack pwws-rift/sst2/dev/n2",
+        "bert/sst2/n32/s0 attack pwws/sst2/dev/n2/s1",
+    ]
+    with pytest.raises(ConfigError, match=r"same id \(bert/sst2/n32/s0 attack pwws/sst2/dev/n2\)"):
+        expand(tiny_bench(tiny_model_dir, tmp_path / "c", attacks=[pwws, pwws]))
+
+
 def test_evaluations_and_attacks_can_measure_at_another_precision_than_training(tiny_model_dir, tmp_path):
     cfg = tiny_bench(tiny_model_dir, tmp_path / "b", precision="bf16", eval_precision="fp32")
     precisions = {(j.kind, j.config.precision) for j in expand(cfg)}

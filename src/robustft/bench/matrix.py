@@ -143,7 +143,9 @@ def attack_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
         attack.output_dir = str(trained.folder / name)
         jobs.append(
             Job(
-                f"{trained.id} attack {attack.recipe}/{task}/{attack.split}/n{attack.n}",
+                # protocol and a non-zero sample seed only when set, so the ids of earlier benches stay as they were
+                f"{trained.id} attack {attack.recipe}{f'-{attack.protocol}' if attack.protocol else ''}"
+                f"/{task}/{attack.split}/n{attack.n}{f'/s{attack.seed}' if attack.seed else ''}",
                 "attack",
                 attack.validate(),
                 trained.id,
@@ -170,6 +172,10 @@ def expand(cfg: BenchConfig) -> list[Job]:
                     trained = train_job(cfg, label, spec or {}, task, size, seed)
                     jobs += [trained, *eval_jobs(cfg, trained), *attack_jobs(cfg, trained)]
     ids = [j.id for j in jobs]
-    if len(set(ids)) != len(ids):
-        raise ConfigError("two jobs of this bench have the same id: give every method a distinct label")
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ConfigError(
+            f"two jobs of this bench have the same id ({repeated[0]}): give every method a distinct label and every "
+            "evaluation or attack distinct settings"
+        )
     return jobs
