@@ -49,8 +49,11 @@ def test_a_pairs_window_stays_within_the_perturbed_sentence():
 
     pair = AttackedText("two dogs run in a field\na dog is outside")  # premise, line break, hypothesis
     swap = pair.replace_word(7, "hound")  # the hypothesis's "dog"
-    assert LanguageModelFilter(scorer, window=6).filter([swap], pair, pair) == [swap]
+    assert LanguageModelFilter(scorer, window=6, window_scope="line").filter([swap], pair, pair) == [swap]
     assert seen == ["a dog is outside", "a hound is outside"]  # not "... in a field\na dog ..."
+    seen.clear()
+    LanguageModelFilter(scorer, window=6).filter([swap], pair, pair)  # the default, TextAttack's: across the pair
+    assert seen[0] == "dogs run in a field\na dog is outside"
     single = AttackedText("two dogs run in a field and a dog is outside")
     seen.clear()
     LanguageModelFilter(scorer, window=6).filter([single.replace_word(8, "hound")], single, single)

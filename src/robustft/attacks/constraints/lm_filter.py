@@ -92,19 +92,31 @@ class MaskedLMWordLogProb(_MaskedLMScorer):
 SCORERS = {cls.kind: cls for cls in (MaskedLMPseudoLogLikelihood, MaskedLMWordLogProb)}
 
 
+WINDOW_SCOPES = ("text", "line")
+
+
 class LanguageModelFilter(Constraint):
     name = "lm-filter"
 
-    def __init__(self, scorer=None, window: int = 6, max_drop: float = 5.0, compare_against_original: bool = True):
+    def __init__(
+        self,
+        scorer=None,
+        window: int = 6,
+        max_drop: float = 5.0,
+        compare_against_original: bool = True,
+        window_scope: str = "text",
+    ):
+        if window_scope not in WINDOW_SCOPES:
+            raise ValueError(f"window_scope: expected one of {', '.join(WINDOW_SCOPES)}, got {window_scope!r}")
         self.scorer = scorer if scorer is not None else MaskedLMPseudoLogLikelihood()
         self.window, self.max_drop = window, max_drop
-        self.compare_against_original = compare_against_original
+        self.compare_against_original, self.window_scope = compare_against_original, window_scope
 
     @staticmethod
     def _line(text, i: int) -> tuple[int, int]:
         """The word range of the line holding word i. A pair is attacked as premise + line break + hypothesis
-        (attacks/view.py), and the window stays within the perturbed sentence, as Jia et al. score the
-        hypothesis alone."""
+        (attacks/view.py): window_scope "line" keeps the window within the perturbed sentence, as Jia et al. score
+        the hypothesis alone; "text" (the default, TextAttack's) lets it cross into the premise."""
         if "\n" not in text.text:
             return 0, text.num_words
         start, end = text.text.rfind("\n", 0, text.spans[i][0]), text.text.find("\n", text.spans[i][1])
@@ -126,7 +138,7 @@ class LanguageModelFilter(Constraint):
         for c in candidates:
             start = len(items)
             for i in sorted(c.last_modified):
-                first, end = self._line(c, i)
+                first, end = self._line(c, i) if self.window_scope == "line" else (0, c.num_words)
                 lo, hi = max(first, i - self.window), min(end, i + self.window + 1)
                 items += [self._item(ref, i, lo, hi), self._item(c, i, lo, hi)]
             spans.append((start, len(items)))
@@ -145,4 +157,6 @@ class LanguageModelFilter(Constraint):
             "window": self.window,
             "max_drop": self.max_drop,
             "compare_against_original": self.compare_against_original,
+            # recorded only when not the default, so runs made before the setting keep their hash
+            **({"window_scope": self.window_scope} if self.window_scope != "text" else {}),
         }

@@ -62,7 +62,7 @@ PROTOCOLS = {
 PROTOCOLS["rift"] = {
     "all": {"stopwords": None},
     "pwws": {"neighbours": "counterfitted", "apply": "ordered", "case_sensitive_lookup": True},
-    "genetic": {"max_percent": None, "compat": "rift"},
+    "genetic": {"max_percent": None, "compat": "rift", "lm_window_scope": "line"},
 }
 # TextDefender attacks only test examples whose first text has more than 4 space-separated tokens.
 TEXTDEFENDER_MIN_TOKENS = 5
@@ -73,6 +73,7 @@ TEXTDEFENDER_MIN_TOKENS = 5
 LATER_DEFAULTS = (
     ("settings", "apply", "improving"),
     ("settings", "case_sensitive_lookup", False),
+    ("settings", "lm_window_scope", "text"),
     ("search", "apply", "improving"),
     ("transformation", "case_sensitive", False),
 )

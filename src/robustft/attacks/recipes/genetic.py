@@ -31,6 +31,7 @@ CONFIG = {
     "stopwords": "nltk",  # TextAttack's alzantot/faster-alzantot recipes (default list)
     "lm_scorer": "masked-lm-pll",  # offline stand-in for Jia et al.'s Learning-to-Write LM
     "lm_window": 6,  # Jia et al.: +-6 words
+    "lm_window_scope": "text",  # a pair's window may cross into the premise (TextAttack); "line": Jia et al.'s
     "lm_max_drop": 5.0,  # Jia et al.
     # The LM filter's forwards: auto = bf16 on CPU (1.8x faster; same outcome on 150 paired SST-2 test examples,
     # 99.5% same swap decisions; docs/performance.md); "fp32" scores exactly as before.
@@ -51,6 +52,7 @@ def build(victim, config: dict, mlm=None) -> Attack:
                 SCORERS[scorer](model, tokenizer, precision=config["lm_precision"]),
                 config["lm_window"],
                 config["lm_max_drop"],
+                window_scope=config["lm_window_scope"],
             )
         )
     elif scorer is not None:

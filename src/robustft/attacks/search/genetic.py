@@ -74,7 +74,8 @@ class Genetic(Search):
         if population < 2 or generations < 0:
             raise ValueError(f"population must be >= 2 and generations >= 0, got {population}, {generations}")
         self.population, self.generations, self.temperature = population, generations, temperature
-        self.faster = faster and compat != "textattack"  # TextAttack recomputes candidates on each member
+        # TextAttack recomputes candidates on each member; the RIFT release computes them once
+        self.faster = compat == "rift" or (faster and compat == "alzantot")
         self.max_crossover_retries = max_crossover_retries
         self.give_up, self.compat = give_up_if_no_improvement, compat
 
@@ -214,7 +215,8 @@ class Genetic(Search):
         population = self._rift_perturb_all(ctx, [ctx.original] * self.population)
         elite = ctx.initial
         for _ in range(self.generations):
-            if len(population) < self.population:
+            if len(population) < self.population:  # the budget cut the generation short: keep its best so far
+                elite = min([elite, *population], key=lambda r: self._rift_badness(ctx, r))
                 break
             elite = min(population, key=lambda r: self._rift_badness(ctx, r))
             if ctx.goal.search_over or elite.succeeded:

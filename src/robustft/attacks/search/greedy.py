@@ -107,7 +107,8 @@ class GreedyWordImportance(Search):
         for n, i in enumerate(indices):
             mine, at = results[at : at + len(neighbours[i])], at + len(neighbours[i])
             if mine:
-                top = max(mine, key=lambda r: r.score)  # the first of equal scores, as max() keeps
+                # the last of equal scores, as the release's ascending sort and pop() take (the score is the same)
+                top = max(reversed(mine), key=lambda r: r.score)
                 best[n], words[i] = top.score, top.text.words[i]
         return best, words
 

@@ -41,9 +41,10 @@ class TRADES(EmbeddingObjective):
 
     @classmethod
     def deviations(cls, cfg) -> list[str]:
+        a = {"steps": 5, "step_size": 0.03, "init_mag": 0.001, **cfg.method_args}
         return [
-            "TRADES: a text adversary of our own settings (5 L2 steps of 0.03 on the word embeddings from "
-            "0.001 N(0, 1)); no published text recipe, TextDefender has no TRADES"
+            f"TRADES: a text adversary of our own settings ({a['steps']} steps of {a['step_size']:g} on the word "
+            f"embeddings from {a['init_mag']:g} N(0, 1)); no published text recipe, TextDefender has no TRADES"
         ]
 
     def loss(self, model, batch):
