@@ -1,8 +1,10 @@
-"""Publish bench results as data: export every finished run of runs/bench/<preset> into
-docs/results/<preset>/runs/ (summaries and gzipped per-example lines; no models), rebuild that preset's report
-there, and regenerate docs/RESULTS.md from every published preset (never from hand-copied numbers).
+"""Publish bench results as data: save every started job of runs/bench/<preset> into docs/results/<preset>/runs/
+(`robustft bench --save`: summaries and gzipped per-example lines, no models; a bench still running saves its
+finished and partial jobs, and `robustft bench ... --restore docs/results/<preset>/runs` goes on from them on a
+fresh checkout), rebuild that preset's report there from its finished jobs, and regenerate docs/RESULTS.md from
+every published preset (never from hand-copied numbers).
 
-    python scripts/publish_results.py quick [advglue ...] [--bench_root runs/bench]
+    python scripts/publish_results.py quick [configs/im-powered.yaml ...] [--bench_root runs/bench]
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ import platform
 from pathlib import Path
 
 from robustft.atomic import atomic_write_json, atomic_write_text
+from robustft.bench import carry
+from robustft.bench.matrix import bench_dir, expand
+from robustft.bench.presets import bench_config
+from robustft.bench.run import expected_seconds
 from robustft.report import build_report
-from robustft.report.folders import find_run_folders
-from robustft.report.results import export_run, render_results_page
-from robustft.runs import is_finished
+from robustft.report.results import render_results_page
+from robustft.runs import is_finished, read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
@@ -35,36 +40,37 @@ def job_seconds(folder: Path) -> float:
     return 0.0
 
 
-def publish(preset: str, bench_root: Path, conditions: str) -> None:
-    bench = bench_root / preset
-    metrics = json.loads((bench / "metrics.json").read_text(encoding="utf-8"))
-    target = RESULTS / preset
-    runs = [f for f in find_run_folders([bench / "cells"]) if is_finished(f)]
-    for folder in runs:
-        export_run(folder, target / "runs" / "--".join(folder.relative_to(bench / "cells").parts))
-    build_report([target / "runs"], target, title=f"robustft bench {preset}")
+def publish(spec: str, bench_root: Path, conditions: str) -> None:
+    """`spec`: a preset name or a bench config file, as given to `robustft bench`."""
+    cfg = bench_config(spec)
+    cfg.output_dir = str(bench_root / cfg.name)
+    jobs = expand(cfg)
+    bench, target = bench_dir(cfg), RESULTS / cfg.name
+    saved = carry.save(jobs, bench, target / "runs")
+    build_report([target / "runs"], target, title=f"robustft bench {cfg.name}")
+    finished = [j.folder for j in jobs if is_finished(j.folder)]
+    last_call = read_metrics(bench) or {}  # the last `robustft bench` call's (absent while one runs)
     ran = json.loads((bench / "config.json").read_text(encoding="utf-8"))["versions"]
-    commit = (ran.get("git_commit") or "unknown")[:7]  # the code the bench ran, not today's checkout
-    config_file = f"configs/{preset}.yaml"  # a bench from a config file, not a built-in preset
     atomic_write_json(
         target / "published.json",
         {
-            "command": f"robustft bench {config_file if (ROOT / config_file).exists() else preset}",
-            "jobs": len(metrics["jobs"]),
-            "wall_minutes": round(metrics["wall_s"] / 60, 1),
-            "compute_minutes": round(sum(job_seconds(f) for f in runs) / 60, 1),
-            "expected_minutes": round(metrics["expected_s"] / 60, 1),
+            "command": f"robustft bench {spec}",
+            "jobs": len(jobs),
+            "finished": len(finished),
+            "wall_minutes": round(last_call["wall_s"] / 60, 1) if last_call.get("complete") else None,
+            "compute_minutes": round(sum(job_seconds(f) for f in finished) / 60, 1),
+            "expected_minutes": round(sum(expected_seconds(jobs, jobs)) / 60, 1),
             "machine": f"{os.cpu_count()} CPU cores ({platform.machine()}), no GPU",
-            "git_commit": commit,
+            "git_commit": (ran.get("git_commit") or "unknown")[:7],  # the code the bench ran, not today's checkout
             "conditions": conditions,
         },
     )
-    print(f"published {len(runs)} runs of {bench} into {target}")
+    print(f"published {saved['finished']} finished and {saved['partial']} partial jobs of {bench} into {target}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("presets", nargs="+")
+    parser.add_argument("presets", nargs="+", help="preset names or bench config files")
     parser.add_argument("--bench_root", type=Path, default=ROOT / "runs" / "bench")
     parser.add_argument("--conditions", default="", help="what else the machine ran meanwhile (the wall time's caveat)")
     args = parser.parse_args()

@@ -9,7 +9,8 @@ import pytest
 
 from report_fixtures import write_fixture_runs
 from robustft.report import build_report
-from robustft.report.results import export_run, recheck
+from robustft.report.results import recheck
+from robustft.runs import export_run
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 PRESETS = sorted(p for p in RESULTS.glob("*") if (p / "runs").is_dir()) if RESULTS.is_dir() else []
@@ -75,7 +76,7 @@ def test_the_results_page_is_generated_from_the_committed_reports():
     from robustft.report.results import render_results_page
 
     page = RESULTS.parent / "RESULTS.md"
-    if not PRESETS:
+    if not any(RESULTS.glob("*/report.md")):
         pytest.skip("no preset published yet (scripts/publish_results.py)")
     assert page.read_text(encoding="utf-8") == render_results_page(RESULTS)
 

@@ -125,23 +125,27 @@ examples:
   robustft bench lowresource --only 'im-bert/*'          only the IM-BERT cells (and their evaluations)
   robustft bench rift --skip 'im-rift/*'                 every job but the IM + RIFT cells (run them later)
   robustft bench rift --sizes [2000] --train.epochs 2    the RIFT protocol, smaller
+  robustft bench quick --save docs/results/quick/runs    its progress, to commit; elsewhere: --restore ... to go on
 
 keys:
 {keys}"""
 
 
 def cmd_bench(args) -> int:
-    from robustft.bench.presets import PRESETS
+    from robustft.bench.presets import bench_config
     from robustft.bench.run import bench
-    from robustft.config import BenchConfig, build_config, read_config_file
 
-    if args.spec in PRESETS:
-        base = (args.spec, PRESETS[args.spec])
-    else:
-        base = (args.spec, {"name": os.path.splitext(os.path.basename(args.spec))[0], **read_config_file(args.spec)})
-    cfg = build_config(BenchConfig, [], split_overrides(args.extra), base=base)
-    result = bench(cfg, only=args.only, skip=args.skip, list_only=args.list, overwrite=args.overwrite)
-    if args.list:
+    cfg = bench_config(args.spec, split_overrides(args.extra))
+    result = bench(
+        cfg,
+        only=args.only,
+        skip=args.skip,
+        list_only=args.list,
+        overwrite=args.overwrite,
+        save_to=args.save,
+        restore_from=args.restore,
+    )
+    if args.list or args.save:
         return 0
     if "shard" in result and not result["complete"]:
         print(f"bench shard {result['shard']} done; the report is built when every job is (or: robustft report DIR)")
@@ -236,6 +240,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", help="run only the jobs whose id matches this glob (see --list)")
     p.add_argument("--skip", help="leave out the jobs whose id matches this glob, e.g. the costliest method for last")
     p.add_argument("--overwrite", action="store_true", help="delete and redo the selected jobs")
+    p.add_argument(
+        "--save",
+        metavar="DIR",
+        help="save every started job's summaries and per-example lines (no models) to DIR, small enough to commit, "
+        "and run nothing",
+    )
+    p.add_argument(
+        "--restore",
+        metavar="DIR",
+        help="first bring back what --save wrote to DIR (on another machine, or before a fresh checkout), then go on; "
+        "cells with jobs left are trained again from their seed, and their restored results checked against it",
+    )
     p.set_defaults(func=cmd_bench, takes_overrides=True)
 
     p = sub.add_parser(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import fcntl
+import gzip
 import json
 import logging
 import os
@@ -453,6 +454,33 @@ def delete_run(path: Path, verb: str) -> None:
     if saved is None or saved.get("verb") != verb:
         raise ConfigError(f"output_dir: refusing to delete {path}: it is not a robustft {verb} run")
     shutil.rmtree(path)
+
+
+SUMMARY_FILES = (CONFIG, METRICS, "probe.json")
+
+
+def whole_lines(path: Path) -> bytes:
+    """A per-example log up to its last complete line, read without touching it (a running job appends to it):
+    a line torn by a kill, or being written now, stays behind."""
+    data = path.read_bytes()
+    return data[: data.rfind(b"\n") + 1]
+
+
+def export_run(run_dir: Path, dest: Path) -> Path:
+    """A run folder's summaries, logs and per-example lines (gzipped) copied into `dest`, without its model or
+    checkpoints: small enough to commit. `dest`'s own files are replaced; folders in it (a training's jobs) kept."""
+    run_dir, dest = Path(run_dir), Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for old in dest.iterdir():
+        if old.is_file():
+            old.unlink()
+    for name in [*SUMMARY_FILES, *(p.name for p in run_dir.glob("*.log"))]:
+        if (run_dir / name).is_file():
+            shutil.copyfile(run_dir / name, dest / name)
+    if (run_dir / EXAMPLES).is_file():
+        with gzip.GzipFile(dest / (EXAMPLES + ".gz"), "wb", mtime=0) as out:
+            out.write(whole_lines(run_dir / EXAMPLES))
+    return dest
 
 
 def load_records(path: Path) -> list[dict]:

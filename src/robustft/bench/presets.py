@@ -65,3 +65,16 @@ PRESETS: dict[str, dict] = {
         ],
     },
 }
+
+
+def bench_config(spec: str, overrides: list[str] = ()):
+    """The BenchConfig of a preset name or a YAML/JSON bench file (its name: the file's stem), with overrides."""
+    import os
+
+    from robustft.config import BenchConfig, build_config, read_config_file
+
+    if spec in PRESETS:
+        base = (spec, PRESETS[spec])
+    else:
+        base = (spec, {"name": os.path.splitext(os.path.basename(spec))[0], **read_config_file(spec)})
+    return build_config(BenchConfig, [], overrides, base=base)

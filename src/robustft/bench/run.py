@@ -26,6 +26,7 @@ from tqdm.auto import tqdm
 from robustft import runs, runtime
 from robustft.atomic import atomic_write_json
 from robustft.attacks.run import attack
+from robustft.bench import carry
 from robustft.bench.estimate import job_seconds
 from robustft.bench.matrix import Job, bench_dir, expand
 from robustft.config import BenchConfig
@@ -107,10 +108,30 @@ def held_elsewhere(folder: Path, job_id: str) -> bool:
         return not mine
 
 
-def run_jobs(pending: list[Job], folder: Path, overwrite: bool, bar) -> dict[str, str]:
+def missing_weights(job: Job) -> str | None:
+    """Why a job cannot use its cell's finished training: its model was not carried here (`carry.restore`)."""
+    model = Path(job.config.model)
+    if runs.is_finished(model) and not (model / "best" / runs.CONFIG).is_file():
+        return (
+            f"its model's weights are not in {model} (its summaries were restored from elsewhere): train the cell "
+            f"again with --only '{job.cell}' --overwrite (same seed, same model), then run this job"
+        )
+    return None
+
+
+def drop_stale(trained: Job, jobs: list[Job], pending: list[Job]) -> None:
+    """After a training: delete the cell's restored results that another model computed, and queue them again."""
+    for job in carry.stale_jobs(trained, jobs):
+        log.warning("bench: %s was computed on another model than %s has now: redoing it", job.id, trained.id)
+        runs.delete_run(job.folder, job.kind)
+        if job not in pending:
+            pending.append(job)
+
+
+def run_jobs(pending: list[Job], folder: Path, overwrite: bool, bar, jobs: list[Job] = ()) -> dict[str, str]:
     """Run the pending jobs in the bench's order, sharing them with any other process working on the same bench:
     a job another process holds is left to it, and one whose model another process is training waits for it.
-    Returns {job id: why it failed}."""
+    `jobs` (the bench's) are checked against each model trained here. Returns {job id: why it failed}."""
     failed: dict[str, str] = {}
     pending = list(pending)
     ids = {j.id for j in pending}
@@ -129,6 +150,11 @@ def run_jobs(pending: list[Job], folder: Path, overwrite: bool, bar) -> dict[str
                 pending.remove(job)
                 bar.update(1)
                 continue
+            if job.kind != "train" and (why := missing_weights(job)):
+                failed[job.id] = why
+                pending.remove(job)
+                bar.update(1)
+                continue
             with runs.try_hold(claim_path(folder, job.id)) as mine:
                 if not mine:
                     continue
@@ -137,6 +163,8 @@ def run_jobs(pending: list[Job], folder: Path, overwrite: bool, bar) -> dict[str
                     try:
                         with runtime.alone():  # a job is one process, even when the bench runs under torchrun
                             RUNNERS[job.kind](job.config, resume=not overwrite, overwrite=overwrite)
+                        if job.kind == "train":
+                            drop_stale(job, jobs, pending)
                     except RobustftError as exc:
                         failed[job.id] = str(exc)
                         log.error("bench job %s failed: %s", job.id, exc)
@@ -161,22 +189,22 @@ def progress_bar(cfg: BenchConfig, done: int, total: int, position: int = 0, lab
     )
 
 
-def run_workers(todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, done: int, total: int) -> dict:
+def run_workers(todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, jobs: list[Job]) -> dict:
     """`cfg.workers` processes (spawned: each sets up torch afresh) running `run_jobs` on the same jobs at once."""
     context = multiprocessing.get_context("spawn")
     with context.Pool(cfg.workers) as pool:
         outcomes = pool.starmap(
-            work, [(todo, folder, cfg, overwrite, done, total, k) for k in range(cfg.workers)], chunksize=1
+            work, [(todo, folder, cfg, overwrite, jobs, k) for k in range(cfg.workers)], chunksize=1
         )
     return {k: v for failed in outcomes for k, v in failed.items()}
 
 
-def work(todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, done: int, total: int, k: int) -> dict:
+def work(todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, jobs: list[Job], k: int) -> dict:
     """One worker of `run_workers`."""
     runtime.quiet_libraries()
     threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
-    bar = progress_bar(cfg, done, total, position=k, label=f" worker {k}")
-    return run_jobs(todo, folder, overwrite, bar)
+    bar = progress_bar(cfg, len(jobs) - len(todo), len(jobs), position=k, label=f" worker {k}")
+    return run_jobs(todo, folder, overwrite, bar, jobs)
 
 
 def exit_with_parent(parent: int) -> None:
@@ -194,9 +222,12 @@ def bench(
     resume: bool = True,
     overwrite: bool = False,
     skip: str | None = None,
+    save_to: Path | None = None,
+    restore_from: Path | None = None,
 ) -> dict:
     """Run every selected job not yet finished (resuming interrupted ones); returns {job id: status} and the
-    finished run folders (`robustft.report` builds the report from them). `overwrite` restarts the selected jobs."""
+    finished run folders (`robustft.report` builds the report from them). `overwrite` restarts the selected jobs.
+    `restore_from` first brings back what `save_to` saved elsewhere (`carry`); `save_to` saves and runs nothing."""
     cfg = cfg.validate()
     if cfg.workers > 1 and cfg.threads is None:  # the cores shared out, so workers do not fight over them
         cfg = dataclasses.replace(cfg, threads=max(1, runtime.cpu_cores() // cfg.workers))
@@ -204,6 +235,17 @@ def bench(
     folder = bench_dir(cfg)
     shard = runs.shard_of(cfg)
     chosen = shard_jobs(select(jobs, only, skip), shard)
+    if save_to is not None:
+        counts = carry.save(chosen, folder, Path(save_to))
+        print(f"bench {cfg.name}: saved {counts['finished']} finished, {counts['partial']} partial jobs to {save_to}")
+        return {"jobs": {j.id: status(j) for j in chosen}, "saved": counts}
+    if restore_from is not None:
+        record_bench(cfg, folder)  # a bench folder first: what is restored goes into one
+        counts = carry.restore(chosen, folder, Path(restore_from))
+        print(
+            f"bench {cfg.name}: restored {counts['finished']} finished and {counts['partial']} partial jobs from "
+            f"{restore_from}; {counts['retrain']} model(s) to train again for the jobs still to do"
+        )
     if list_only:
         print(describe_jobs(chosen, jobs))
         return {"jobs": {j.id: status(j) for j in chosen}}
@@ -219,9 +261,9 @@ def bench(
         )
     started = time.perf_counter()
     if cfg.workers > 1:
-        failed = run_workers(todo, folder, cfg, overwrite, done=len(chosen) - len(todo), total=len(chosen))
+        failed = run_workers(todo, folder, cfg, overwrite, chosen)
     else:
-        failed = run_jobs(todo, folder, overwrite, progress_bar(cfg, len(chosen) - len(todo), len(chosen)))
+        failed = run_jobs(todo, folder, overwrite, progress_bar(cfg, len(chosen) - len(todo), len(chosen)), chosen)
     result = {
         "jobs": {j.id: ("failed: " + failed[j.id]) if j.id in failed else status(j) for j in chosen},
         "wall_s": round(time.perf_counter() - started, 1),

@@ -10,41 +10,19 @@ Layout (one folder per preset, e.g. docs/results/quick/):
     docs/results/<preset>/report.json, report.md      written by `robustft report docs/results/<preset>/runs
                                                         --output_dir docs/results/<preset>`
 
-`export_run` copies a finished run folder into that layout (no checkpoints or models). `recheck` checks,
+`robustft.runs.export_run` copies a run folder into that layout (no checkpoints or models). `recheck` checks,
 like RobustBench re-checks its model cards: every metrics.json equals what the code computes from the
 run's examples, and report.json / report.md equal a report regenerated from the runs.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
-import shutil
 from pathlib import Path
 
 from robustft.attacks.results import AttackRecord, summarize
 from robustft.report.folders import Run, load_runs
-
-SUMMARY_FILES = ("config.json", "metrics.json", "probe.json")
-
-
-def export_run(run_dir: Path, dest: Path, examples: bool = True) -> Path:
-    """Copy a run folder's summaries (and gzipped examples) to `dest` (created; replaced if present)."""
-    run_dir, dest = Path(run_dir), Path(dest)
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    for name in SUMMARY_FILES:
-        if (run_dir / name).is_file():
-            shutil.copyfile(run_dir / name, dest / name)
-    if examples and (run_dir / "examples.jsonl").is_file():
-        with (
-            open(run_dir / "examples.jsonl", "rb") as src,
-            gzip.GzipFile(dest / "examples.jsonl.gz", "wb", mtime=0) as out,
-        ):
-            shutil.copyfileobj(src, out)
-    return dest
 
 
 def same(a, b, where: str = "", rel: float = 1e-9) -> list[str]:
@@ -131,6 +109,35 @@ BERT-base or RoBERTa: what should reproduce is the direction and size of each me
 """
 
 
+def how_it_ran(name: str, about: dict, has_runs: bool) -> str:
+    """The paragraph above a preset's tables: its command, progress, times, machine and code, and where its runs
+    are (or that they are not: those tables can no longer be re-checked)."""
+    jobs, finished = about["jobs"], about.get("finished", about["jobs"])
+    parts = [f"Command: `{about['command']}`."]
+    if finished < jobs:
+        parts.append(
+            f"**Still running: {finished} of {jobs} jobs finished**, and the tables hold only those (`robustft bench "
+            f"... --restore docs/results/{name}/runs` goes on from the saved jobs)."
+        )
+    if about["wall_minutes"]:
+        parts.append(f"Wall time {about['wall_minutes']} min (its last `robustft bench` call).")
+    if "compute_minutes" in about:
+        parts.append(f"Its jobs' own time, summed over every session: {about['compute_minutes']} min.")
+    conditions = f" ({about['conditions']})" if about.get("conditions") else ""
+    parts.append(
+        f"Ran on {about['machine']}{conditions}; the bench's estimate beforehand: {about['expected_minutes']} min "
+        f"for {jobs} jobs; code {about['git_commit']}."
+    )
+    parts.append(
+        f"Full report with plots and the adversarial examples: `robustft report docs/results/{name}/runs`."
+        if has_runs
+        else "Its run summaries were never committed (a `.gitignore` rule for `runs/` also caught "
+        "`docs/results/*/runs` until 2026-12-01) and were lost with the machine that ran it, so these tables can no "
+        "longer be re-checked against their examples: rerun the command to regenerate them."
+    )
+    return " ".join(parts)
+
+
 def render_results_page(results_root: Path) -> str:
     """docs/RESULTS.md: for every published preset, how it was run (published.json) and its report.md."""
     parts = [RESULTS_PAGE_HEAD]
@@ -138,19 +145,7 @@ def render_results_page(results_root: Path) -> str:
         about = json.loads((preset / "published.json").read_text(encoding="utf-8"))
         report = (preset / "report.md").read_text(encoding="utf-8").split("\n", 1)[1]  # its own title goes
         parts.append(
-            f"\n## Preset `{preset.name}`\n\n"
-            f"Command: `{about['command']}`. Wall time {about['wall_minutes']} min"
-            + (
-                f" (its last `robustft bench` call; its jobs' own time, training and attacks summed over every "
-                f"session: {about['compute_minutes']} min)"
-                if "compute_minutes" in about
-                else ""
-            )
-            + f" on {about['machine']}"
-            f"{' (' + about['conditions'] + ')' if about.get('conditions') else ''} "
-            f"(the bench's estimate beforehand: {about['expected_minutes']} min); {about['jobs']} jobs; "
-            f"code {about['git_commit']}. Full report with plots and the adversarial examples: "
-            f"`robustft report docs/results/{preset.name}/runs`.\n"
+            f"\n## Preset `{preset.name}`\n\n{how_it_ran(preset.name, about, (preset / 'runs').is_dir())}\n"
             + report.replace("\n## ", "\n### ").replace("\n# ", "\n### ")
         )
     return "\n".join(parts).rstrip() + "\n"

@@ -1,0 +1,133 @@
+"""A bench's progress carried over a fresh checkout (`robustft bench --save DIR` / `--restore DIR`): finished jobs
+come back and are not redone, models do not travel, a cell with jobs left is trained again from its seed, and a
+restored result computed on another model is redone."""
+
+import gzip
+import json
+import shutil
+
+import pytest
+
+from robustft.bench.run import BenchJobsFailed, bench
+from robustft.cli import main
+from test_bench import tiny_bench
+
+PARTIAL_CELL = "im/sst2/n32/s0"
+
+
+def metrics_stamps(root):
+    return {p.relative_to(root): p.stat().st_mtime_ns for p in root.rglob("metrics.json")}
+
+
+@pytest.fixture
+def saved(tiny_model_dir, tmp_path, monkeypatch):
+    """A bench stopped with BERT's cell whole and IM's cell trained and evaluated but not attacked, saved, and its
+    folder gone (a fresh checkout); returns (config, saved folder)."""
+    monkeypatch.chdir(tmp_path)
+    cfg = tiny_bench(tiny_model_dir, "runs/bench/tiny")
+    bench(cfg, skip=f"{PARTIAL_CELL} attack*")
+    bench(cfg, save_to=tmp_path / "saved")
+    shutil.rmtree("runs")
+    return cfg, tmp_path / "saved"
+
+
+def test_save_keeps_summaries_and_examples_but_no_model(saved):
+    _, folder = saved
+    files = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    assert not [f for f in files if f.endswith((".safetensors", ".pt", ".bin"))]
+    assert "cells/bert-sst2-n32-s0/metrics.json" in files
+    assert "cells/bert-sst2-n32-s0/attack-pwws-sst2-dev-n2-s0/examples.jsonl.gz" in files
+    lines = gzip.decompress((folder / "cells/im-sst2-n32-s0/eval-sst2-dev-n16/examples.jsonl.gz").read_bytes())
+    assert len(lines.decode().splitlines()) == 16
+
+
+def test_a_restored_bench_redoes_no_finished_job_and_retrains_only_cells_with_jobs_left(saved, tmp_path, capsys):
+    cfg, folder = saved
+    listed = bench(cfg, list_only=True, restore_from=folder)["jobs"]
+    out = capsys.readouterr().out
+    assert "restored 6 finished and 0 partial jobs" in out and "1 model(s) to train again" in out
+    assert listed[PARTIAL_CELL] == "partial" and listed["bert/sst2/n32/s0"] == "done"
+    assert [k for k, v in listed.items() if v == "todo"] == [f"{PARTIAL_CELL} attack pwws/sst2/dev/n2"]
+    root = tmp_path / "runs/bench/tiny/cells"
+    before = metrics_stamps(root)
+    result = bench(cfg)
+    assert all(v == "done" for v in result["jobs"].values())
+    after = metrics_stamps(root)
+    redone = {str(p.parent) for p in before if after[p] != before[p]}
+    assert redone == set()  # the retrained IM model came out the same, so its restored evaluations stand
+    assert (root / "im-sst2-n32-s0" / "best").is_dir() and not (root / "bert-sst2-n32-s0" / "best").exists()
+
+
+def test_a_restored_result_of_another_model_is_redone(saved, tmp_path, caplog):
+    cfg, folder = saved
+    bench(cfg, list_only=True, restore_from=folder)
+    config = tmp_path / "runs/bench/tiny/cells/im-sst2-n32-s0/eval-sst2-dev-n16/config.json"
+    meta = json.loads(config.read_text())
+    meta["inputs"]["model/model.safetensors"] = "0" * 64  # as if computed on a model trained otherwise
+    config.write_text(json.dumps(meta))
+    bench(cfg)
+    assert "eval sst2/dev/n16 was computed on another model" in caplog.text
+    assert json.loads(config.read_text())["inputs"]["model/model.safetensors"] != "0" * 64
+
+
+def test_a_partial_attack_comes_back_and_is_finished(tiny_model_dir, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cfg = tiny_bench(tiny_model_dir, "runs/bench/tiny", methods={"bert": {}})
+    bench(cfg)
+    attack = tmp_path / "runs/bench/tiny/cells/bert-sst2-n32-s0/attack-pwws-sst2-dev-n2-s0"
+    first = (attack / "examples.jsonl").read_text().splitlines()[0]
+    (attack / "examples.jsonl").write_text(first + "\n" + '{"torn": ')  # stopped during its second example
+    (attack / "metrics.json").unlink()
+    assert bench(cfg, save_to=tmp_path / "saved")["saved"] == {"finished": 3, "partial": 1}
+    assert (attack / "examples.jsonl").read_text().endswith('{"torn": ')  # a log being appended to is only read
+    shutil.rmtree("runs")
+    bench(cfg, list_only=True, restore_from=tmp_path / "saved")
+    assert (attack / "examples.jsonl").read_text() == first + "\n"
+    assert bench(cfg)["jobs"]["bert/sst2/n32/s0 attack pwws/sst2/dev/n2"] == "done"
+    assert len((attack / "examples.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_job_added_to_a_restored_whole_cell_names_the_missing_weights(saved):
+    cfg, folder = saved
+    bench(cfg, list_only=True, restore_from=folder)
+    more = tiny_bench(cfg.model, cfg.output_dir, attacks=[*cfg.attacks, {"recipe": "pwws", "split": "dev", "n": 3}])
+    with pytest.raises(BenchJobsFailed, match="weights are not in .*--only 'bert/sst2/n32/s0' --overwrite"):
+        bench(more, only="bert/*")
+
+
+def test_restore_from_a_missing_folder_is_a_clear_error(tiny_model_dir, tmp_path, capsys):
+    config = tmp_path / "tiny.yaml"
+    config.write_text(json.dumps({"model": tiny_model_dir, "methods": {"bert": {}}, "progress": False}))
+    assert main(["bench", str(config), "--list", "--restore", str(tmp_path / "nowhere")]) != 0
+    assert "restore: " in capsys.readouterr().err
+
+
+def test_publishing_a_running_bench_saves_its_jobs_and_says_how_far_it_got(tiny_model_dir, tmp_path, monkeypatch):
+    import importlib.util
+    from pathlib import Path
+
+    from robustft.report.results import render_results_page
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("publish_results", root / "scripts/publish_results.py")
+    publish = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(publish)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(publish, "RESULTS", tmp_path / "results")
+    config = tmp_path / "tiny.json"
+    values = {
+        k: v for k, v in vars(tiny_bench(tiny_model_dir, "x")).items() if k in ("model", "methods", "train", "evals")
+    }
+    config.write_text(json.dumps({**values, "sizes": [32], "progress": False, "threads": 1, "precision": "fp32"}))
+    from robustft.bench.presets import bench_config
+
+    cfg = bench_config(str(config))
+    cfg.output_dir = "runs/bench/tiny"
+    bench(cfg, only="bert/*")
+    publish.publish(str(config), tmp_path / "runs/bench", "")
+    about = json.loads((tmp_path / "results/tiny/published.json").read_text())
+    assert (about["finished"], about["jobs"], about["wall_minutes"]) == (3, 6, None)  # the IM cell still to run
+    assert (tmp_path / "results/tiny/runs/cells/bert-sst2-n32-s0/eval-sst2-dev-n16/examples.jsonl.gz").is_file()
+    report = (tmp_path / "results/tiny/report.md").read_text()
+    assert "| bert |" in report and "| im |" not in report
+    assert "**Still running: 3 of 6 jobs finished**" in render_results_page(tmp_path / "results")
