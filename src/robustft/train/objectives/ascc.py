@@ -28,6 +28,14 @@ from robustft.train.objectives.textdefender import textdefender_training
 CLEAN_TARGETS = ("eval", "train")
 
 
+# The ASCC and RIFT releases (train_imdb_ascc.py, rift_train.py) step a WarmupMultiStepLR (milestones 40 / 50 and
+# 80, beyond their 21 / 20 epochs; warm-up factor 0.1 over 2 steps) once per epoch: a rate of 0.1x and 0.55x in
+# epochs 0 and 1, then constant. Deviation from TextDefender, which steps the same scheduler once per batch
+# (main.py, base.py), so its rate falls 100x after 80 batches (2,560 examples) and its ASCC hardly trains after
+# that: we follow the releases the scheduler was written for.
+RELEASE_WARMUP = (0.1, 0.55)
+
+
 class HullObjective(Objective):
     """Shared set-up of the objectives whose adversary is the ASCC hull (ASCC, RIFT)."""
 
@@ -37,6 +45,7 @@ class HullObjective(Objective):
         slots: int = DEFAULT_SLOTS,
         im_adversary_grad: str = "exact",
         clean_target: str = "eval",
+        warmup: tuple[float, ...] | list = (),
     ):
         check_adversary_grad(im_adversary_grad)
         if clean_target not in CLEAN_TARGETS:
@@ -48,6 +57,10 @@ class HullObjective(Objective):
         self.candidates: CandidateBuilder | None = None
         self.coverage = {"kept": 0, "dropped": 0}
         self.neighbors: dict[str, list[str]] | None = None  # None: the counter-fitted file; tests may inject
+        self.warmup = tuple(float(f) for f in warmup)  # the LR factor of each first epoch (RELEASE_WARMUP)
+
+    def lr_factor(self, epoch: int) -> float:
+        return self.warmup[epoch] if epoch < len(self.warmup) else 1.0
 
     def setup(self, model, ctx) -> None:
         self.candidates = CandidateBuilder(ctx.tokenizer, ctx.task, self.neighbors, slots=self.slots)
@@ -76,11 +89,6 @@ class HullObjective(Objective):
         return adversarial_embeddings(model, table, weights)
 
 
-# The ASCC release (train_imdb_ascc.py) steps WarmupMultiStepLR((40, 80), 0.1, warm-up factor 0.1 over 2 steps) once
-# per epoch of 21: a rate of 0.1x and 0.55x in epochs 0 and 1, then constant. Deviation from TextDefender, which
-# steps the same scheduler once per batch (main.py, base.py), so its rate falls 100x after 80 batches (2,560
-# examples) and its ASCC hardly trains after that: we follow the release the scheduler was written for.
-RELEASE_WARMUP = (0.1, 0.55)
 RELEASE_SCHEDULE = {"warmup_ratio": 0.0, "lr_schedule": "constant"}
 
 
@@ -100,9 +108,8 @@ class ASCC(HullObjective):
         warmup: tuple[float, ...] | list = (),
     ):
         hull = HullSettings(steps, lr, weight_decay, entropy_weight, entropy_norm, eval_mode=clean_target == "eval")
-        super().__init__(hull, slots, im_adversary_grad, clean_target)
+        super().__init__(hull, slots, im_adversary_grad, clean_target, warmup)
         self.beta = beta
-        self.warmup = tuple(float(f) for f in warmup)
 
     @classmethod
     def preset(cls, task):
@@ -131,9 +138,6 @@ class ASCC(HullObjective):
         if get_task(cfg.task).perturb_field != "text_a":
             out.append("ASCC: only the hypothesis moves (TextDefender's ASCC mixes neighbours at every token)")
         return out
-
-    def lr_factor(self, epoch: int) -> float:
-        return self.warmup[epoch] if epoch < len(self.warmup) else 1.0
 
     def loss(self, model, batch):
         clean_logits = model(**model_inputs(batch)).logits

@@ -38,7 +38,7 @@ from robustft.adversary.embeds import forward_embeds
 from robustft.adversary.hull import HullSettings
 from robustft.data.batching import model_inputs
 from robustft.errors import ConfigError
-from robustft.train.objectives.ascc import HullObjective
+from robustft.train.objectives.ascc import RELEASE_WARMUP, HullObjective
 from robustft.train.objectives.base import register_objective
 
 # The release's training recipes (rift_train.py): AdamW lr 2e-5, 20 epochs, the LR warm-up of lr_factor()
@@ -120,14 +120,17 @@ class RIFT(HullObjective):
         slots: int = DEFAULT_SLOTS,
         feature: str = "pooler",
         teacher: str = "pretrained",
-        warmup: tuple[float, ...] | list = (0.1, 0.55),
+        warmup: tuple[float, ...] | list = RELEASE_WARMUP,
         adv_ce: float = 0.0,
         conditional_mi: bool = True,
         l2_pretrained: float = 0.0,
         im_adversary_grad: str = "exact",
     ):
         super().__init__(
-            HullSettings(steps, hull_lr, hull_weight_decay, entropy_weight, entropy_norm), slots, im_adversary_grad
+            HullSettings(steps, hull_lr, hull_weight_decay, entropy_weight, entropy_norm),
+            slots,
+            im_adversary_grad,
+            warmup=warmup,
         )
         if feature not in ("pooler", "cls", "mean"):
             raise ConfigError(f"feature must be 'pooler', 'cls' or 'mean', not {feature!r}")
@@ -136,7 +139,6 @@ class RIFT(HullObjective):
         self.beta = self.default_beta if beta is None else beta
         self.alpha = self.default_alpha if alpha is None else alpha
         self.tau, self.feature, self.teacher_source = tau, feature, teacher
-        self.warmup = tuple(float(f) for f in warmup)
         self.encoder_prefix: str | None = None
         self.adv_ce, self.conditional_mi, self.l2_pretrained = adv_ce, conditional_mi, l2_pretrained
         self.teacher: nn.Module | None = None
@@ -197,9 +199,6 @@ class RIFT(HullObjective):
 
     def modules(self):
         return {"rift_heads": self.heads} if self.heads is not None else {}
-
-    def lr_factor(self, epoch: int) -> float:
-        return self.warmup[epoch] if epoch < len(self.warmup) else 1.0
 
     def weight_decay(self, module_name, param_name, param, default) -> float:
         """0 on the encoder (the model's base model), HEAD_WEIGHT_DECAY on every other parameter."""
