@@ -2,21 +2,35 @@
 # Issue 14's studies on this CPU, one after another, in the order of docs/im_screening.md ("The schedule"). Each
 # bench resumes where it stopped and skips its finished jobs in seconds, so after an interruption run this again:
 #   setsid nohup nice -n 5 scripts/evidence.sh >> evidence.log 2>&1 &
-# On a fresh checkout (run folders are not committed) each bench first restores what was saved and committed in
-# docs/results/<name>/runs by `python scripts/publish_results.py configs/<name>.yaml` (models are retrained from
-# their seeds where jobs of theirs are left). Save before a session ends: that command, then commit.
+# Sessions start on a fresh checkout without run folders, so before one ends save every started bench (finished and
+# partial jobs, no models) into docs/results/<name>/runs, then commit:
+#   scripts/evidence.sh save
+# and each bench here first restores what was saved (models of cells with jobs left are retrained from their seeds).
 # A bench with a failed job is logged and the next one starts (the CPU is the scarce thing); its report names it.
 set -u
 cd "$(dirname "$0")/.."
-step() {
-    local config=$1 restore=()
-    shift
-    [ -d "docs/results/$(basename "$config" .yaml)/runs" ] && restore=(--restore "docs/results/$(basename "$config" .yaml)/runs")
-    echo "=== $(date -u '+%F %T') robustft bench $config $*"
-    robustft bench "$config" "$@" --workers 2 --progress false "${restore[@]}" ||
-        echo "=== $(date -u '+%F %T') exit $?: robustft bench $config $*"
-}
-step configs/im-powered.yaml
-step configs/im-lowresource-16shot.yaml
-step configs/im-lowresource-1000.yaml
-step configs/rift-study.yaml --only '*/sst2/*' --skip 'im-rift/*'
+QUEUE=(
+    "configs/im-powered.yaml"
+    "configs/im-lowresource-16shot.yaml"
+    "configs/im-lowresource-1000.yaml"
+    "configs/rift-study.yaml --only */sst2/* --skip im-rift/*"
+)
+saved() { echo "docs/results/$(basename "$1" .yaml)/runs"; }
+
+if [ "${1:-}" = save ]; then
+    for entry in "${QUEUE[@]}"; do
+        config=${entry%% *}
+        [ -d "runs/bench/$(basename "$config" .yaml)" ] || continue
+        python scripts/publish_results.py "$config" --conditions "two one-thread workers (--workers 2), over sessions"
+    done
+    exit
+fi
+
+for entry in "${QUEUE[@]}"; do
+    read -r -a args <<< "$entry"  # no glob expansion: the patterns go to robustft as written
+    restore=()
+    [ -d "$(saved "${args[0]}")" ] && restore=(--restore "$(saved "${args[0]}")")
+    echo "=== $(date -u '+%F %T') robustft bench ${args[*]}"
+    robustft bench "${args[@]}" --workers 2 --progress false "${restore[@]}" ||
+        echo "=== $(date -u '+%F %T') exit $?: robustft bench ${args[*]}"
+done
