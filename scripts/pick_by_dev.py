@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 
 from robustft import runs
 from robustft.bench.matrix import expand
-from robustft.config import BenchConfig, apply_overrides, read_config_file
+from robustft.bench.presets import bench_config
 from robustft.errors import ConfigError
 
 
 def dev_accuracies(bench_file: str, labels: list[str]) -> dict[str, dict[int, float]]:
     """{label: {seed: best dev accuracy}} over the bench's training cells of those methods."""
-    name = os.path.splitext(os.path.basename(bench_file))[0]
-    cfg = apply_overrides(BenchConfig(), {"name": name, **read_config_file(bench_file)}).validate()
+    cfg = bench_config(bench_file).validate()
     found: dict[str, dict[int, float]] = {label: {} for label in labels}
     for job in expand(cfg):
         if job.kind != "train" or job.method not in found:
