@@ -2,6 +2,8 @@
 # Issue 14's studies on this CPU, one after another, in the order of docs/im_screening.md ("The schedule"). Each
 # bench resumes where it stopped and skips its finished jobs in seconds, so after an interruption run this again:
 #   setsid nohup nice -n 5 scripts/evidence.sh >> evidence.log 2>&1 &
+# With DEADLINE=YYYY-MM-DDTHH:MM (UTC; e.g. 20 minutes before the session ends) no cell starts training unless its
+# jobs are expected to end by then: a model is not carried to the next session, only its finished cell is.
 # Sessions start on a fresh checkout without run folders, so before one ends save every started bench (finished and
 # partial jobs, no models) into docs/results/<name>/runs, then commit:
 #   scripts/evidence.sh save
@@ -28,9 +30,10 @@ fi
 
 for entry in "${QUEUE[@]}"; do
     read -r -a args <<< "$entry"  # no glob expansion: the patterns go to robustft as written
-    restore=()
-    [ -d "$(saved "${args[0]}")" ] && restore=(--restore "$(saved "${args[0]}")")
-    echo "=== $(date -u '+%F %T') robustft bench ${args[*]}"
-    robustft bench "${args[@]}" --workers 2 --progress false "${restore[@]}" ||
+    extra=()
+    [ -d "$(saved "${args[0]}")" ] && extra+=(--restore "$(saved "${args[0]}")")
+    [ -n "${DEADLINE:-}" ] && extra+=(--deadline "$DEADLINE")
+    echo "=== $(date -u '+%F %T') robustft bench ${args[*]} ${extra[*]}"
+    robustft bench "${args[@]}" --workers 2 --progress false "${extra[@]}" ||
         echo "=== $(date -u '+%F %T') exit $?: robustft bench ${args[*]}"
 done

@@ -244,7 +244,7 @@ class BenchConfig(RunSettings):
 
     verb: ClassVar[str] = "bench"
     not_hashed: ClassVar[frozenset[str]] = frozenset(
-        {"output_dir", "device", "threads", "progress", "shard", "workers"}
+        {"output_dir", "device", "threads", "progress", "shard", "workers", "deadline"}
     )
 
     name: str = setting("custom", "name of the bench (a preset's name)")
@@ -286,6 +286,11 @@ class BenchConfig(RunSettings):
         None,
         "i/n: run only the cells of slice i of n (each cell with its evaluations and "
         "attacks); default under torchrun: RANK/WORLD_SIZE",
+    )
+    deadline: str | None = setting(
+        None,
+        "UTC time YYYY-MM-DDTHH:MM (e.g. a session's end): no cell starts training unless the estimate says its "
+        "jobs end by then (a model is carried to another machine only with its cell done; --save)",
     )
 
 

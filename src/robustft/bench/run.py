@@ -12,6 +12,7 @@ status; the report is built once every job is done."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import fnmatch
 import hashlib
 import logging
@@ -128,16 +129,63 @@ def drop_stale(trained: Job, jobs: list[Job], pending: list[Job]) -> None:
             pending.append(job)
 
 
-def run_jobs(pending: list[Job], folder: Path, overwrite: bool, bar, jobs: list[Job] = ()) -> dict[str, str]:
+# Two one-thread workers get through about 1.2x the work of one two-thread process (docs/performance.md), so each
+# of their jobs takes about workers / 1.2 times the estimate (which is for one process on 2 cores).
+WORKERS_SPEEDUP = 1.2
+
+
+def parse_deadline(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.timezone.utc).timestamp()
+    except ValueError:
+        raise ConfigError(f"deadline: '{text}' is not a UTC time YYYY-MM-DDTHH:MM") from None
+
+
+@dataclasses.dataclass
+class Deadline:
+    """No cell starts training past `at` (seconds since the epoch) minus its pending jobs' expected seconds."""
+
+    at: float
+    cell_seconds: dict[str, float]
+
+    def leaves_no_time_for(self, cell: str) -> bool:
+        return time.time() + self.cell_seconds.get(cell, 0.0) > self.at
+
+
+def deadline_for(cfg: BenchConfig, todo: list[Job], jobs: list[Job]) -> Deadline | None:
+    at = parse_deadline(cfg.deadline)
+    if at is None:
+        return None
+    slower = max(1.0, cfg.workers / WORKERS_SPEEDUP)
+    cells: dict[str, float] = {}
+    for job, seconds in zip(todo, expected_seconds(todo, jobs), strict=True):
+        cells[job.cell] = cells.get(job.cell, 0.0) + seconds * slower
+    return Deadline(at, cells)
+
+
+def run_jobs(
+    pending: list[Job], folder: Path, overwrite: bool, bar, jobs: list[Job] = (), deadline: Deadline | None = None
+) -> dict[str, str]:
     """Run the pending jobs in the bench's order, sharing them with any other process working on the same bench:
     a job another process holds is left to it, and one whose model another process is training waits for it.
-    `jobs` (the bench's) are checked against each model trained here. Returns {job id: why it failed}."""
+    `jobs` (the bench's) are checked against each model trained here; a cell that `deadline` leaves no time for is
+    not started (its jobs stay to do). Returns {job id: why it failed}."""
     failed: dict[str, str] = {}
     pending = list(pending)
     ids = {j.id for j in pending}
     while pending:
         ran = False
         for job in list(pending):
+            if job not in pending:  # put off with its cell below
+                continue
+            if job.kind == "train" and deadline and deadline.leaves_no_time_for(job.cell) and status(job) != "done":
+                log.warning("bench: not starting %s: its jobs would not end before the deadline", job.id)
+                for put_off in [j for j in pending if j.cell == job.cell]:
+                    pending.remove(put_off)
+                    bar.update(1)
+                continue
             if status(job) == "done":  # another process finished it
                 pending.remove(job)
                 bar.update(1)
@@ -204,7 +252,7 @@ def work(todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, jobs:
     runtime.quiet_libraries()
     threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
     bar = progress_bar(cfg, len(jobs) - len(todo), len(jobs), position=k, label=f" worker {k}")
-    return run_jobs(todo, folder, overwrite, bar, jobs)
+    return run_jobs(todo, folder, overwrite, bar, jobs, deadline_for(cfg, todo, jobs))
 
 
 def exit_with_parent(parent: int) -> None:
@@ -229,6 +277,7 @@ def bench(
     finished run folders (`robustft.report` builds the report from them). `overwrite` restarts the selected jobs.
     `restore_from` first brings back what `save_to` saved elsewhere (`carry`); `save_to` saves and runs nothing."""
     cfg = cfg.validate()
+    parse_deadline(cfg.deadline)  # a bad one is named before anything runs
     if cfg.workers > 1 and cfg.threads is None:  # the cores shared out, so workers do not fight over them
         cfg = dataclasses.replace(cfg, threads=max(1, runtime.cpu_cores() // cfg.workers))
     jobs = expand(cfg)
@@ -263,7 +312,8 @@ def bench(
     if cfg.workers > 1:
         failed = run_workers(todo, folder, cfg, overwrite, chosen)
     else:
-        failed = run_jobs(todo, folder, overwrite, progress_bar(cfg, len(chosen) - len(todo), len(chosen)), chosen)
+        bar = progress_bar(cfg, len(chosen) - len(todo), len(chosen))
+        failed = run_jobs(todo, folder, overwrite, bar, chosen, deadline_for(cfg, todo, jobs))
     result = {
         "jobs": {j.id: ("failed: " + failed[j.id]) if j.id in failed else status(j) for j in chosen},
         "wall_s": round(time.perf_counter() - started, 1),
