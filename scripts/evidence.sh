@@ -2,8 +2,8 @@
 # Issue 14's studies on this CPU, one after another, in the order of docs/im_screening.md ("The schedule"). Each
 # bench resumes where it stopped and skips its finished jobs in seconds, so after an interruption run this again:
 #   setsid nohup nice -n 5 scripts/evidence.sh >> evidence.log 2>&1 &
-# With DEADLINE=YYYY-MM-DDTHH:MM (UTC; e.g. 20 minutes before the session ends) no cell starts training unless its
-# jobs are expected to end by then: a model is not carried to the next session, only its finished cell is.
+# With DEADLINE=YYYY-MM-DDTHH:MM (UTC; e.g. 15 minutes before the session ends) no training starts unless it is
+# expected to end by then: a training cut off is lost, an attack cut off keeps its examples.
 # Sessions start on a fresh checkout without run folders, so before one ends save every started bench (finished and
 # partial jobs, no models) into docs/results/<name>/runs, then commit:
 #   scripts/evidence.sh save

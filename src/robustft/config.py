@@ -289,8 +289,8 @@ class BenchConfig(RunSettings):
     )
     deadline: str | None = setting(
         None,
-        "UTC time YYYY-MM-DDTHH:MM (e.g. a session's end): no cell starts training unless the estimate says its "
-        "jobs end by then (a model is carried to another machine only with its cell done; --save)",
+        "UTC time YYYY-MM-DDTHH:MM (e.g. a session's end): no training starts unless the estimate says it ends by "
+        "then (a training cut off is lost; an attack cut off keeps its examples)",
     )
 
 

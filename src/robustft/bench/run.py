@@ -145,13 +145,14 @@ def parse_deadline(text: str | None) -> float | None:
 
 @dataclasses.dataclass
 class Deadline:
-    """No cell starts training past `at` (seconds since the epoch) minus its pending jobs' expected seconds."""
+    """No training starts past `at` (seconds since the epoch) minus its expected seconds: one cut off by the end of
+    a session is lost (checkpoints are not carried), while an evaluation or attack cut off keeps its examples."""
 
     at: float
-    cell_seconds: dict[str, float]
+    train_seconds: dict[str, float]
 
     def leaves_no_time_for(self, cell: str) -> bool:
-        return time.time() + self.cell_seconds.get(cell, 0.0) > self.at
+        return time.time() + self.train_seconds.get(cell, 0.0) > self.at
 
 
 def deadline_for(cfg: BenchConfig, todo: list[Job], jobs: list[Job]) -> Deadline | None:
@@ -159,10 +160,8 @@ def deadline_for(cfg: BenchConfig, todo: list[Job], jobs: list[Job]) -> Deadline
     if at is None:
         return None
     slower = max(1.0, cfg.workers / WORKERS_SPEEDUP)
-    cells: dict[str, float] = {}
-    for job, seconds in zip(todo, expected_seconds(todo, jobs), strict=True):
-        cells[job.cell] = cells.get(job.cell, 0.0) + seconds * slower
-    return Deadline(at, cells)
+    trains = [j for j in todo if j.kind == "train"]
+    return Deadline(at, {j.id: s * slower for j, s in zip(trains, expected_seconds(trains, jobs), strict=True)})
 
 
 def run_jobs(
@@ -170,8 +169,8 @@ def run_jobs(
 ) -> dict[str, str]:
     """Run the pending jobs in the bench's order, sharing them with any other process working on the same bench:
     a job another process holds is left to it, and one whose model another process is training waits for it.
-    `jobs` (the bench's) are checked against each model trained here; a cell that `deadline` leaves no time for is
-    not started (its jobs stay to do). Returns {job id: why it failed}."""
+    `jobs` (the bench's) are checked against each model trained here; a cell whose training `deadline` leaves no
+    time for is not started (its jobs stay to do). Returns {job id: why it failed}."""
     failed: dict[str, str] = {}
     pending = list(pending)
     ids = {j.id for j in pending}
@@ -181,7 +180,7 @@ def run_jobs(
             if job not in pending:  # put off with its cell below
                 continue
             if job.kind == "train" and deadline and deadline.leaves_no_time_for(job.cell) and status(job) != "done":
-                log.warning("bench: not starting %s: its jobs would not end before the deadline", job.id)
+                log.warning("bench: not starting %s: its training would not end before the deadline", job.id)
                 for put_off in [j for j in pending if j.cell == job.cell]:
                     pending.remove(put_off)
                     bar.update(1)
