@@ -40,6 +40,22 @@ def job_seconds(folder: Path) -> float:
     return 0.0
 
 
+def estimate_vs_actual(jobs: list) -> dict[str, dict]:
+    """The bench's estimate against each finished training's and attack's own minutes, summed by kind (attacks by
+    recipe, IM models apart): how far the printed expected wall time can be trusted."""
+    arch = {j.id: j.config.arch for j in jobs if j.kind == "train"}
+    finished = [j for j in jobs if j.kind != "eval" and is_finished(j.folder)]
+    out: dict[str, dict] = {}
+    for job, expected in zip(finished, expected_seconds(finished, jobs), strict=True):
+        kind = f"attack {job.config.recipe}" if job.kind == "attack" else job.kind
+        entry = out.setdefault(f"{kind}{' (IM)' if arch.get(job.cell) == 'im' else ''}", [0, 0.0, 0.0])
+        entry[0], entry[1], entry[2] = entry[0] + 1, entry[1] + expected, entry[2] + job_seconds(job.folder)
+    return {
+        k: {"jobs": n, "expected_minutes": round(e / 60, 1), "actual_minutes": round(a / 60, 1)}
+        for k, (n, e, a) in sorted(out.items())
+    }
+
+
 def publish(spec: str, bench_root: Path, conditions: str) -> None:
     """`spec`: a preset name or a bench config file, as given to `robustft bench`."""
     cfg = bench_config(spec)
@@ -60,6 +76,7 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
             "wall_minutes": round(last_call["wall_s"] / 60, 1) if last_call.get("complete") else None,
             "compute_minutes": round(sum(job_seconds(f) for f in finished) / 60, 1),
             "expected_minutes": round(sum(expected_seconds(jobs, jobs)) / 60, 1),
+            "estimate_vs_actual": estimate_vs_actual(jobs),
             "machine": f"{os.cpu_count()} CPU cores ({platform.machine()}), no GPU",
             "git_commit": (ran.get("git_commit") or "unknown")[:7],  # the code the bench ran, not today's checkout
             "conditions": conditions,

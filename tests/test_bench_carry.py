@@ -128,6 +128,7 @@ def test_publishing_a_running_bench_saves_its_jobs_and_says_how_far_it_got(tiny_
     publish.publish(str(config), tmp_path / "runs/bench", "")
     about = json.loads((tmp_path / "results/tiny/published.json").read_text())
     assert (about["finished"], about["jobs"], about["wall_minutes"]) == (3, 6, None)  # the IM cell still to run
+    assert list(about["estimate_vs_actual"]) == ["train"] and about["estimate_vs_actual"]["train"]["jobs"] == 1
     assert (tmp_path / "results/tiny/runs/cells/bert-sst2-n32-s0/eval-sst2-dev-n16/examples.jsonl.gz").is_file()
     report = (tmp_path / "results/tiny/report.md").read_text()
     assert "| bert |" in report and "| im |" not in report
