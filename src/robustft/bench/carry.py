@@ -62,7 +62,8 @@ def restore(jobs: list[Job], bench: Path, src: Path) -> dict[str, int]:
             continue
         if (saved / EXAMPLES_GZ).is_file():
             atomic_write_bytes(folder / runs.EXAMPLES, gzip.decompress((saved / EXAMPLES_GZ).read_bytes()))
-        for file in saved.iterdir():
+        # metrics.json last: it is what marks a job finished, so a restore cut short leaves it to redo
+        for file in sorted(saved.iterdir(), key=lambda f: f.name == runs.METRICS):
             if file.is_file() and file.name != EXAMPLES_GZ:
                 shutil.copyfile(file, folder / file.name)
         counts["finished" if runs.is_finished(folder) else "partial"] += 1
