@@ -13,6 +13,7 @@ set -u
 cd "$(dirname "$0")/.."
 QUEUE=(
     "configs/im-powered.yaml"
+    "configs/im-advglue.yaml"
     "configs/im-lowresource-16shot.yaml"
     "configs/im-lowresource-1000.yaml"
     "configs/rift-study.yaml --only */sst2/* --skip im-rift/*"
@@ -30,6 +31,10 @@ fi
 
 for entry in "${QUEUE[@]}"; do
     read -r -a args <<< "$entry"  # no glob expansion: the patterns go to robustft as written
+    if [ "${args[0]}" = configs/im-advglue.yaml ] && [ ! -f "${args[0]}" ]; then
+        # the five-task AdvGLUE comparison of the IM setting that the powered study's three seeds pick on subset-dev
+        python scripts/pick_by_dev.py configs/im-powered.yaml im-inc-dt1 im-inc-dt05 --write "${args[0]}" || continue
+    fi
     extra=()
     [ -d "$(saved "${args[0]}")" ] && extra+=(--restore "$(saved "${args[0]}")")
     [ -n "${DEADLINE:-}" ] && extra+=(--deadline "$DEADLINE")
