@@ -457,6 +457,7 @@ def delete_run(path: Path, verb: str) -> None:
 
 
 SUMMARY_FILES = (CONFIG, METRICS, "probe.json")
+EXAMPLES_GZ = EXAMPLES + ".gz"  # per-example lines as exported (committed)
 
 
 def whole_lines(path: Path) -> bytes:
@@ -478,7 +479,7 @@ def export_run(run_dir: Path, dest: Path) -> Path:
         if (run_dir / name).is_file():
             shutil.copyfile(run_dir / name, dest / name)
     if (run_dir / EXAMPLES).is_file():
-        with gzip.GzipFile(dest / (EXAMPLES + ".gz"), "wb", mtime=0) as out:
+        with gzip.GzipFile(dest / EXAMPLES_GZ, "wb", mtime=0) as out:
             out.write(whole_lines(run_dir / EXAMPLES))
     return dest
 

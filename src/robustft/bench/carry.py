@@ -23,8 +23,6 @@ from robustft.bench.matrix import Job
 from robustft.data.digests import model_digests
 from robustft.errors import ConfigError
 
-EXAMPLES_GZ = runs.EXAMPLES + ".gz"
-
 
 def relative(job: Job, bench: Path) -> Path:
     return job.folder.relative_to(bench)
@@ -60,11 +58,11 @@ def restore(jobs: list[Job], bench: Path, src: Path) -> dict[str, int]:
             shutil.copyfile(saved / runs.CONFIG, folder / runs.CONFIG)
             counts["retrain"] += 1
             continue
-        if (saved / EXAMPLES_GZ).is_file():
-            atomic_write_bytes(folder / runs.EXAMPLES, gzip.decompress((saved / EXAMPLES_GZ).read_bytes()))
+        if (saved / runs.EXAMPLES_GZ).is_file():
+            atomic_write_bytes(folder / runs.EXAMPLES, gzip.decompress((saved / runs.EXAMPLES_GZ).read_bytes()))
         # metrics.json last: it is what marks a job finished, so a restore cut short leaves it to redo
         for file in sorted(saved.iterdir(), key=lambda f: f.name == runs.METRICS):
-            if file.is_file() and file.name != EXAMPLES_GZ:
+            if file.is_file() and file.name != runs.EXAMPLES_GZ:
                 shutil.copyfile(file, folder / file.name)
         counts["finished" if runs.is_finished(folder) else "partial"] += 1
     return counts
