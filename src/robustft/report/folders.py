@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from robustft import runs as run_files
 from robustft.errors import DataFormatError, MissingResource
 
 VERBS = ("train", "eval", "attack", "probe", "bench")
@@ -68,7 +69,7 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 
 def is_run_folder(path: Path) -> bool:
-    config = path / "config.json"
+    config = path / run_files.CONFIG
     if not config.is_file():
         return False
     try:
@@ -98,13 +99,13 @@ def find_run_folders(paths: list[Path]) -> list[Path]:
 
 
 def load_run(path: Path, root: Path) -> Run:
-    meta = _read_json(path / "config.json")
+    meta = _read_json(path / run_files.CONFIG)
     verb = meta.get("verb")
     if verb not in VERBS:
-        raise DataFormatError(path / "config.json", None, f"unknown verb {verb!r}; expected one of {VERBS}")
-    metrics = _read_json(path / "metrics.json") if (path / "metrics.json").is_file() else {}
+        raise DataFormatError(path / run_files.CONFIG, None, f"unknown verb {verb!r}; expected one of {VERBS}")
+    metrics = _read_json(path / run_files.METRICS) if (path / run_files.METRICS).is_file() else {}
     examples = None
-    for name in ("examples.jsonl", "examples.jsonl.gz"):
+    for name in (run_files.EXAMPLES, run_files.EXAMPLES_GZ):
         if (path / name).is_file():
             examples = _read_jsonl(path / name)
             break
