@@ -7,7 +7,7 @@ Refuses while a seed of a candidate is unfinished. Ties go to the candidate name
 (issue 14: the IM setting of the five-task AdvGLUE comparison.) `--write` turns the pick into that comparison's
 bench: the same backbone, training, precision and seeds, the baseline and the picked method with their specs
 unchanged, on the other four AdvGLUE tasks (their GLUE subsets), evaluated on dev and AdvGLUE, no attacks; its
-SST-2 models are the source bench's, so report both folders together. An existing file is never replaced.
+SST-2 models are the source bench's, and its report reads both (`report_with`). An existing file is never replaced.
 """
 
 from __future__ import annotations
@@ -60,13 +60,14 @@ def write_comparison(bench_file: str, picked: str, found: dict[str, dict[int, fl
         "tasks": tasks,
         "methods": {label: cfg.methods[label] or {} for label in (cfg.baseline, picked)},
         "evals": [{"task": "{task}", "split": "dev"}, {"advglue": True}],
+        "report_with": [cfg.name],  # its SST-2 models and their AdvGLUE evaluations
     }
     means = "; ".join(f"{label} {100 * statistics.mean(seeds.values()):.2f}%" for label, seeds in found.items())
     dev = source.get("train", {}).get("dev_split", "dev")
     header = (
         f"# Written by scripts/pick_by_dev.py from {bench_file}: the AdvGLUE comparison on {', '.join(tasks)}.\n"
         f"# {picked} was picked by its mean best {dev} accuracy over the seeds ({means}), never an evaluation\n"
-        f"# set. Its {', '.join(cfg.tasks)} models are that bench's: report both bench folders together.\n"
+        f"# set. Its {', '.join(cfg.tasks)} models are that bench's, whose runs its report also reads (report_with).\n"
     )
     out.write_text(header + yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
 

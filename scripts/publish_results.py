@@ -20,6 +20,7 @@ from robustft.bench import carry
 from robustft.bench.matrix import bench_dir, expand
 from robustft.bench.presets import bench_config
 from robustft.bench.run import expected_seconds
+from robustft.errors import ConfigError
 from robustft.report import build_report
 from robustft.report.results import render_results_page
 from robustft.runs import is_finished, read_metrics
@@ -63,7 +64,11 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
     jobs = expand(cfg)
     bench, target = bench_dir(cfg), RESULTS / cfg.name
     saved = carry.save(jobs, bench, target / "runs")
-    build_report([target / "runs"], target, title=f"robustft bench {cfg.name}")
+    partners = [RESULTS / name / "runs" for name in cfg.report_with]
+    unpublished = [str(p) for p in partners if not p.is_dir()]
+    if unpublished:
+        raise ConfigError(f"{spec}: report_with names {', '.join(unpublished)}, not published: publish it first")
+    build_report([target / "runs", *partners], target, title=f"robustft bench {cfg.name}")
     finished = [j.folder for j in jobs if is_finished(j.folder)]
     last_call = read_metrics(bench) or {}  # the last `robustft bench` call's (absent while one runs)
     ran = json.loads((bench / "config.json").read_text(encoding="utf-8"))["versions"]

@@ -134,6 +134,21 @@ def test_publishing_a_running_bench_saves_its_jobs_and_says_how_far_it_got(tiny_
     assert "| bert |" in report and "| im |" not in report
     assert "**Still running: 3 of 6 jobs finished**" in render_results_page(tmp_path / "results")
 
+    # a bench that reads another's runs in its report (the five-task AdvGLUE comparison reads the SST-2 study's)
+    partner = tmp_path / "partner.json"
+    partner.write_text(json.dumps({**json.loads(config.read_text()), "tasks": ["rte"], "report_with": ["tiny"]}))
+    assert main(["bench", str(partner), "--only", "bert/*"]) == 0
+    tasks = {
+        e["task"] for e in json.loads((tmp_path / "runs/bench/partner/report/report.json").read_text())["evaluations"]
+    }
+    assert {"sst2", "rte"} <= tasks
+    publish.publish(str(partner), tmp_path / "runs/bench", "")
+    tasks = {e["task"] for e in json.loads((tmp_path / "results/partner/report.json").read_text())["evaluations"]}
+    assert {"sst2", "rte"} <= tasks
+    partner.write_text(json.dumps({**json.loads(partner.read_text()), "report_with": ["nowhere"]}))
+    with pytest.raises(ConfigError, match="report_with names .*nowhere/runs, not published"):
+        publish.publish(str(partner), tmp_path / "runs/bench", "")
+
 
 def test_a_deadline_starts_no_training_that_would_not_end_before_it(tiny_model_dir, tmp_path, caplog):
     import datetime

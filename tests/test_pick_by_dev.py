@@ -64,6 +64,7 @@ def test_the_pick_becomes_the_advglue_comparison_on_the_other_tasks(tmp_path, ca
     assert config["methods"] == {"bert": {}, "im-b": {"arch": "im", "im": {"K": 3}}}
     assert config["evals"] == [{"task": "{task}", "split": "dev"}, {"advglue": True}] and "attacks" not in config
     assert config["train"] == {"dev_split": "subset-dev"} and "output_dir" not in config
+    assert config["report_with"] == ["b"]  # its SST-2 models are the source bench's
     jobs = expand(apply_overrides(BenchConfig(), {"name": "advglue", **config}).validate())
     assert {j.id for j in jobs if j.kind == "train"} >= {"im-b/mnli/subset/s1", "bert/qqp/subset/s0"}
     assert pick_by_dev.main([str(path), "im-a", "im-b", "--write", str(out)]) == 2  # never over a written one

@@ -158,8 +158,12 @@ def cmd_bench(args) -> int:
         from robustft.runs import SHARDS_LOCK, hold
 
         out = bench_dir(cfg) / "report"
+        partners = [bench_dir(cfg).parent / name for name in cfg.report_with]
+        for missing in [p for p in partners if not p.is_dir()]:
+            print(f"report: without {missing} (report_with names it, but this machine has no such bench folder)")
+        folders = [bench_dir(cfg), *(p for p in partners if p.is_dir())]
         with hold(bench_dir(cfg) / SHARDS_LOCK):  # shards finishing together build it one after the other
-            summary = build_report([bench_dir(cfg)], out, baseline=cfg.baseline, title=f"robustft bench {cfg.name}")
+            summary = build_report(folders, out, baseline=cfg.baseline, title=f"robustft bench {cfg.name}")
         print(render_table(overview_table(summary)))
         print(f"report: {out / 'report.html'}")
     return 0

@@ -244,7 +244,7 @@ class BenchConfig(RunSettings):
 
     verb: ClassVar[str] = "bench"
     not_hashed: ClassVar[frozenset[str]] = frozenset(
-        {"output_dir", "device", "threads", "progress", "shard", "workers", "deadline"}
+        {"output_dir", "device", "threads", "progress", "shard", "workers", "deadline", "report_with"}
     )
 
     name: str = setting("custom", "name of the bench (a preset's name)")
@@ -291,6 +291,12 @@ class BenchConfig(RunSettings):
         None,
         "UTC time YYYY-MM-DDTHH:MM (e.g. a session's end): no training starts unless the estimate says it ends by "
         "then (a training cut off is lost; an attack cut off keeps its examples)",
+    )
+    report_with: list[str] = setting(
+        help="names of other benches whose run folders this bench's report also reads (beside this bench's folder, "
+        "or as published in docs/results/<name>/runs): e.g. the bench that trained the SST-2 models of a five-task "
+        "AdvGLUE comparison",
+        factory=list,
     )
 
 
