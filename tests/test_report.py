@@ -383,7 +383,8 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
     rift, low_adv, adv, low = claim_rows(summary)  # standard fine-tuning is no adversarial baseline: no RIFT row
     assert rift["compared"] == "rift - pgd" and rift["difference"] == 0.05 and rift["ci95"] == [0.02, 0.08]
     assert rift["verdict"] == "reproduced" and "pgd clean 80.0%, rift clean 79.0%" in rift["measured_on"]
-    assert adv["verdict"].startswith("inconclusive: telling +8.3 points from 0 would take about 121 paired")
+    one_task = "indicative only (one task): inconclusive: telling +8.3 points from 0 would take about 121 paired"
+    assert adv["verdict"].startswith(one_task)
     assert "the paper's figure is the five-task score" in adv["measured_on"]
     assert low["verdict"] == "not reproduced: the interval rules out the paper's +5.9"
     assert low_adv["claim"] == low["claim"] and low_adv["verdict"] == "reproduced"  # AdvGLUE after 16 per class
