@@ -22,7 +22,7 @@ from robustft.bench.presets import bench_config
 from robustft.bench.run import expected_seconds
 from robustft.errors import ConfigError
 from robustft.report import build_report
-from robustft.report.results import render_results_page
+from robustft.report.results import render_results_page, report_inputs
 from robustft.runs import is_finished, read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,12 +63,10 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
     cfg.output_dir = str(bench_root / cfg.name)
     jobs = expand(cfg)
     bench, target = bench_dir(cfg), RESULTS / cfg.name
-    saved = carry.save(jobs, bench, target / "runs")
-    partners = [RESULTS / name / "runs" for name in cfg.report_with]
-    unpublished = [str(p) for p in partners if not p.is_dir()]
+    unpublished = [str(RESULTS / name / "runs") for name in cfg.report_with if not (RESULTS / name / "runs").is_dir()]
     if unpublished:
         raise ConfigError(f"{spec}: report_with names {', '.join(unpublished)}, not published: publish it first")
-    build_report([target / "runs", *partners], target, title=f"robustft bench {cfg.name}")
+    saved = carry.save(jobs, bench, target / "runs")
     finished = [j.folder for j in jobs if is_finished(j.folder)]
     last_call = read_metrics(bench) or {}  # the last `robustft bench` call's (absent while one runs)
     ran = json.loads((bench / "config.json").read_text(encoding="utf-8"))["versions"]
@@ -85,8 +83,10 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
             "machine": f"{os.cpu_count()} CPU cores ({platform.machine()}), no GPU",
             "git_commit": (ran.get("git_commit") or "unknown")[:7],  # the code the bench ran, not today's checkout
             "conditions": conditions,
+            "report_with": cfg.report_with,  # whose published runs its report also reads
         },
     )
+    build_report(report_inputs(target), target, title=f"robustft bench {cfg.name}")
     print(f"published {saved['finished']} finished and {saved['partial']} partial jobs of {bench} into {target}")
 
 

@@ -107,7 +107,7 @@ def test_publishing_a_running_bench_saves_its_jobs_and_says_how_far_it_got(tiny_
     import importlib.util
     from pathlib import Path
 
-    from robustft.report.results import render_results_page
+    from robustft.report.results import recheck, render_results_page
 
     root = Path(__file__).resolve().parents[1]
     spec = importlib.util.spec_from_file_location("publish_results", root / "scripts/publish_results.py")
@@ -143,6 +143,10 @@ def test_publishing_a_running_bench_saves_its_jobs_and_says_how_far_it_got(tiny_
     }
     assert {"sst2", "rte"} <= tasks
     publish.publish(str(partner), tmp_path / "runs/bench", "")
+    assert recheck(tmp_path / "results/partner") == []  # re-checked on both benches' published runs
+    assert "`robustft report docs/results/partner/runs docs/results/tiny/runs`" in render_results_page(
+        tmp_path / "results"
+    )
     tasks = {e["task"] for e in json.loads((tmp_path / "results/partner/report.json").read_text())["evaluations"]}
     assert {"sst2", "rte"} <= tasks
     partner.write_text(json.dumps({**json.loads(partner.read_text()), "report_with": ["nowhere"]}))

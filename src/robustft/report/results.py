@@ -8,7 +8,9 @@ Layout (one folder per preset, e.g. docs/results/quick/):
                                                         intervals, paired tests and AdvGLUE F1 are re-derived
     docs/results/<preset>/runs/<run>/probe.json       probe runs
     docs/results/<preset>/report.json, report.md      written by `robustft report docs/results/<preset>/runs
-                                                        --output_dir docs/results/<preset>`
+                                                        --output_dir docs/results/<preset>` (plus the runs of
+                                                        the presets it reports with)
+    docs/results/<preset>/published.json              how it ran: command, times, machine, code, report_with
 
 `robustft.runs.export_run` copies a run folder into that layout (no checkpoints or models). `recheck` checks,
 like RobustBench re-checks its model cards: every metrics.json equals what the code computes from the
@@ -77,13 +79,21 @@ def without_plots(markdown: str) -> str:
     return head + ("\n## " + tail if sep2 else "")
 
 
+def report_inputs(results_dir: Path) -> list[Path]:
+    """The runs a published report was built from: its own, and those of the benches it reports with
+    (published.json `report_with`, published beside it)."""
+    about = results_dir / "published.json"
+    partners = json.loads(about.read_text(encoding="utf-8")).get("report_with", []) if about.is_file() else []
+    return [results_dir / "runs", *(results_dir.parent / name / "runs" for name in partners)]
+
+
 def recheck(results_dir: Path) -> list[str]:
     """Every problem found in a committed results folder (empty when the summaries check out)."""
     from robustft.report.markdown import render_markdown
     from robustft.report.summary import build_summary
 
     results_dir = Path(results_dir)
-    runs = load_runs([results_dir / "runs"])
+    runs = load_runs(report_inputs(results_dir))
     problems = [p for run in runs for p in check_run_metrics(run)]
     summary = json.loads(json.dumps(build_summary(runs)))
     committed_json = results_dir / "report.json"
@@ -128,8 +138,9 @@ def how_it_ran(name: str, about: dict, has_runs: bool) -> str:
         f"Ran on {about['machine']}{conditions}; the bench's estimate beforehand: {about['expected_minutes']} min "
         f"for {jobs} jobs; code {about['git_commit']}."
     )
+    inputs = " ".join(f"docs/results/{n}/runs" for n in [name, *about.get("report_with", [])])
     parts.append(
-        f"Full report with plots and the adversarial examples: `robustft report docs/results/{name}/runs`."
+        f"Full report with plots and the adversarial examples: `robustft report {inputs}`."
         if has_runs
         else "Its run summaries were never committed (a `.gitignore` rule for `runs/` also caught "
         "`docs/results/*/runs` until 2026-12-01) and were lost with the machine that ran it, so these tables can no "
