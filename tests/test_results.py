@@ -93,3 +93,18 @@ def test_the_published_compute_time_sums_each_jobs_own_time_over_its_sessions(tm
     lines = (attack / "examples.jsonl").read_text().splitlines()
     assert publish.job_seconds(attack) == pytest.approx(0.1 * len(lines))  # per-example seconds, summed
     assert publish.job_seconds(runs / "eval-im-s0") == 0.0
+
+
+def test_the_results_page_opens_with_every_presets_answers_to_the_claims(exported):
+    from robustft.report.results import render_results_page
+
+    about = {"command": "robustft bench quick", "jobs": 10, "finished": 4, "wall_minutes": None}
+    about |= {"machine": "2 CPU cores", "expected_minutes": 1.0, "git_commit": "abc1234"}
+    (exported / "published.json").write_text(json.dumps(about))
+    claims = json.loads((exported / "report.json").read_text())["claims"]
+    page = render_results_page(exported.parent)
+    head, _, rest = page.partition("\n## Preset `quick`")
+    assert rest and "## The papers' claims, every preset" in head
+    rows = [line for line in head.splitlines() if line.startswith("| `quick` (still running, 4 of 10 jobs) |")]
+    assert len(rows) == len(claims) > 0
+    assert all(c["verdict"] in page for c in claims)

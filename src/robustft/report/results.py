@@ -149,10 +149,42 @@ def how_it_ran(name: str, about: dict, has_runs: bool) -> str:
     return " ".join(parts)
 
 
+def claims_across_presets(presets: list[Path]) -> str:
+    """One table of every preset's answers to the papers' claims (each report's claims table, the preset named,
+    and whether it is still running or can no longer be re-checked); empty when no preset answers one."""
+    from robustft.report.markdown import render_table
+    from robustft.report.tables import Table, claims_table
+
+    columns, rows, notes = [], [], []
+    for preset in presets:
+        report = preset / "report.json"
+        table = claims_table(json.loads(report.read_text(encoding="utf-8"))) if report.is_file() else None
+        if table is None:
+            continue
+        about = json.loads((preset / "published.json").read_text(encoding="utf-8"))
+        status = []
+        if about.get("finished", about["jobs"]) < about["jobs"]:
+            status.append(f"still running, {about['finished']} of {about['jobs']} jobs")
+        if not (preset / "runs").is_dir():
+            status.append("runs lost, not re-checkable")
+        name = f"`{preset.name}`" + (f" ({'; '.join(status)})" if status else "")
+        columns, notes = table.columns, table.notes
+        rows += [[name, *row] for row in table.rows]
+    if not rows:
+        return ""
+    notes = ["Every preset's rows, as in its own section below (with the tables they come from).", *notes]
+    return render_table(Table("The papers' claims, every preset", ["preset", *columns], rows, notes))
+
+
 def render_results_page(results_root: Path) -> str:
-    """docs/RESULTS.md: for every published preset, how it was run (published.json) and its report.md."""
+    """docs/RESULTS.md: every preset's answers to the papers' claims, then for every published preset how it was
+    run (published.json) and its report.md."""
+    presets = sorted(p for p in Path(results_root).iterdir() if (p / "report.md").is_file())
     parts = [RESULTS_PAGE_HEAD]
-    for preset in sorted(p for p in Path(results_root).iterdir() if (p / "report.md").is_file()):
+    claims = claims_across_presets(presets)
+    if claims:
+        parts.append("\n" + claims)
+    for preset in presets:
         about = json.loads((preset / "published.json").read_text(encoding="utf-8"))
         report = (preset / "report.md").read_text(encoding="utf-8").split("\n", 1)[1]  # its own title goes
         parts.append(
