@@ -63,7 +63,8 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
     cfg.output_dir = str(bench_root / cfg.name)
     jobs = expand(cfg)
     bench, target = bench_dir(cfg), RESULTS / cfg.name
-    unpublished = [str(RESULTS / name / "runs") for name in cfg.report_with if not (RESULTS / name / "runs").is_dir()]
+    inputs = report_inputs(target, cfg.report_with)
+    unpublished = [str(p) for p in inputs[1:] if not p.is_dir()]
     if unpublished:
         raise ConfigError(f"{spec}: report_with names {', '.join(unpublished)}, not published: publish it first")
     saved = carry.save(jobs, bench, target / "runs")
@@ -86,7 +87,7 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
             "report_with": cfg.report_with,  # whose published runs its report also reads
         },
     )
-    build_report(report_inputs(target), target, title=f"robustft bench {cfg.name}")
+    build_report(inputs, target, title=f"robustft bench {cfg.name}")
     print(f"published {saved['finished']} finished and {saved['partial']} partial jobs of {bench} into {target}")
 
 

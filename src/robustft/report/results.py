@@ -79,12 +79,13 @@ def without_plots(markdown: str) -> str:
     return head + ("\n## " + tail if sep2 else "")
 
 
-def report_inputs(results_dir: Path) -> list[Path]:
-    """The runs a published report was built from: its own, and those of the benches it reports with
-    (published.json `report_with`, published beside it)."""
+def report_inputs(results_dir: Path, report_with: list[str] | None = None) -> list[Path]:
+    """The runs a published report is built from: its own, and those of the benches it reports with, published
+    beside it (`report_with`; by default as its published.json records)."""
     about = results_dir / "published.json"
-    partners = json.loads(about.read_text(encoding="utf-8")).get("report_with", []) if about.is_file() else []
-    return [results_dir / "runs", *(results_dir.parent / name / "runs" for name in partners)]
+    if report_with is None:
+        report_with = json.loads(about.read_text(encoding="utf-8")).get("report_with", []) if about.is_file() else []
+    return [results_dir / "runs", *(results_dir.parent / name / "runs" for name in report_with)]
 
 
 def recheck(results_dir: Path) -> list[str]:
