@@ -23,7 +23,8 @@ saved() { echo "docs/results/$(basename "$1" .yaml)/runs"; }
 if [ "${1:-}" = save ]; then
     for entry in "${QUEUE[@]}"; do
         config=${entry%% *}
-        [ -d "runs/bench/$(basename "$config" .yaml)" ] || continue
+        # a bench whose jobs never started (put off by the deadline) has no cells: nothing to publish
+        [ -d "runs/bench/$(basename "$config" .yaml)/cells" ] || continue
         python scripts/publish_results.py "$config" --conditions "two one-thread workers (--workers 2), over sessions"
     done
     exit
