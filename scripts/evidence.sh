@@ -40,6 +40,7 @@ for entry in "${QUEUE[@]}"; do
     [ -d "$(saved "${args[0]}")" ] && extra+=(--restore "$(saved "${args[0]}")")
     [ -n "${DEADLINE:-}" ] && extra+=(--deadline "$DEADLINE")
     echo "=== $(date -u '+%F %T') robustft bench ${args[*]} ${extra[*]}"
+    # keep the status before $(date) overwrites $?
     robustft bench "${args[@]}" --workers 2 --progress false "${extra[@]}" ||
-        echo "=== $(date -u '+%F %T') exit $?: robustft bench ${args[*]}"
+        { status=$?; echo "=== $(date -u '+%F %T') exit $status: robustft bench ${args[*]}"; }
 done
