@@ -397,3 +397,14 @@ def test_torchrun_bench_gives_each_rank_whole_cells_and_the_single_process_recor
     writers = {(tmp_path / "two" / "cells" / n / ".lock").read_text() for n in ("bert-sst2-n32-s0", "im-sst2-n32-s0")}
     assert len(writers) == 2  # by two different processes (the lock holds the writer's pid)
     assert (tmp_path / "two" / "report" / "report.html").exists()
+
+
+def test_auto_precision_on_the_cpu_is_bf16_only_where_the_cpu_has_it(monkeypatch):
+    from robustft import runtime
+
+    cpu = torch.device("cpu")
+    monkeypatch.setattr(runtime, "cpu_has_native_bf16", lambda: True)
+    assert runtime.resolve_precision("auto", cpu) == "bf16"
+    monkeypatch.setattr(runtime, "cpu_has_native_bf16", lambda: False)  # emulated bf16 trains 8-12x slower
+    assert runtime.resolve_precision("auto", cpu) == "fp32"
+    assert runtime.resolve_precision("bf16", cpu) == "bf16"  # an explicit choice stands

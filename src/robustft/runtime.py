@@ -106,8 +106,16 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     if device.type == "cuda":
         return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
     if device.type == "cpu":
-        return "bf16"  # measured faster than fp32 for MiniLM forwards here (benchmarks/results)
+        return "bf16" if cpu_has_native_bf16() else "fp32"
     return "fp32"
+
+
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU runs bf16 matmuls in hardware (AVX512-BF16 or AMX). There bf16 was measured faster than fp32
+    for MiniLM (benchmarks/results); without it oneDNN emulates bf16: on an AVX2-only AMD EPYC a MiniLM training step
+    ran 8-12x slower in bf16 than in fp32 (benchmarks/results/train_throughput_avx2_no_bf16.json), so 'auto' means fp32
+    there."""
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 def launcher_precision(precision: str) -> str:
