@@ -11,6 +11,7 @@ nanoGPT does: no flag switches multi-process runs on.
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -110,6 +111,7 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     return "fp32"
 
 
+@functools.cache  # the hardware does not change, and the victim resolves its precision on every forward
 def cpu_has_native_bf16() -> bool:
     """Whether this CPU runs bf16 matmuls in hardware (AVX512-BF16 or AMX). There bf16 was measured faster than fp32
     for MiniLM (benchmarks/results); without it oneDNN emulates bf16: on an AVX2-only AMD EPYC a MiniLM training step

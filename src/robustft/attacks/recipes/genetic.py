@@ -33,8 +33,8 @@ CONFIG = {
     "lm_window": 6,  # Jia et al.: +-6 words
     "lm_window_scope": "text",  # a pair's window may cross into the premise (TextAttack); "line": Jia et al.'s
     "lm_max_drop": 5.0,  # Jia et al.
-    # The LM filter's forwards: auto = bf16 on CPU (1.8x faster; same outcome on 150 paired SST-2 test examples,
-    # 99.5% same swap decisions; docs/performance.md); "fp32" scores exactly as before.
+    # The LM filter's forwards: auto = bf16 on CPUs with native bf16 (1.8x faster; same outcome on 150 paired SST-2
+    # test examples, 99.5% same swap decisions; docs/performance.md), fp32 on others; "fp32" scores exactly as before.
     "lm_precision": "auto",
     "max_percent": 0.2,  # Alzantot et al.
     "similarity": None,
