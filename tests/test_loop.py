@@ -104,6 +104,36 @@ def test_killed_run_resumes_to_the_same_result(dropout_model_dir, tmp_path, monk
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
 
 
+def test_resume_on_a_machine_where_auto_means_another_precision_goes_on_in_the_run_s_own(
+    tiny_model_dir, tmp_path, monkeypatch, caplog
+):
+    """'auto' is bf16 on a CPU with native bf16 and fp32 elsewhere; a run started on the one and resumed on the other
+    must not finish in a precision it did not start in."""
+    from robustft import runtime
+
+    calls = {"n": 0}
+    real_loss = Standard.loss
+
+    def dying_loss(self, model, batch):
+        calls["n"] += 1
+        if calls["n"] == 10:
+            raise KeyboardInterrupt
+        return real_loss(self, model, batch)
+
+    cfg = small_config(tiny_model_dir, tmp_path / "moved", precision="auto")
+    monkeypatch.setattr(runtime, "cpu_has_native_bf16", lambda: True)
+    monkeypatch.setattr(Standard, "loss", dying_loss)
+    with pytest.raises(KeyboardInterrupt):
+        loop.train(cfg, progress=False)
+    monkeypatch.setattr(Standard, "loss", real_loss)
+    monkeypatch.setattr(runtime, "cpu_has_native_bf16", lambda: False)
+    with caplog.at_level("WARNING", logger="robustft"):
+        resumed = loop.train(cfg, resume=True, progress=False)
+
+    assert json.loads((resumed / "metrics.json").read_text())["precision"] == "bf16"
+    assert "trained in bf16 so far; 'auto' means fp32 on this machine" in caplog.text
+
+
 def test_patience_stops_when_dev_accuracy_stops_improving_and_older_runs_keep_their_hash(tiny_model_dir, tmp_path):
     from robustft.config import config_hash, hashed_settings
 

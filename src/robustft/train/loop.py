@@ -194,9 +194,6 @@ def _train(
     )
     steps_per_epoch = math.ceil(batches_per_epoch / cfg.grad_accum)
     optimizer, scheduler = build_optimizer(modules, cfg, steps_per_epoch, objective)
-    # fp16 (CUDA without bf16) needs loss scaling; bf16 and fp32 do not
-    scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
-
     state = {"epoch": 0, "batch": 0, "step": 0, "best": None, "history": [], "train_time_s": 0.0, "examples": 0}
     if world.rank:
         seed_everything(cfg.seed + 100_003 * world.rank)  # every rank its own dropout; rank 0 as one process
@@ -206,8 +203,12 @@ def _train(
     if resume and has_checkpoint(checkpoint_dir):
         state = load_checkpoint(checkpoint_dir, modules, optimizer, scheduler, rank=world.rank)
         log.info("resumed from step %d (epoch %d, batch %d)", state["step"], state["epoch"], state["batch"])
+        precision = resumed_precision(state, precision)
     elif resume:
         log.info("no checkpoint in %s: starting from the beginning", run_dir)
+    state["precision"] = precision
+    # fp16 (CUDA without bf16) needs loss scaling; bf16 and fp32 do not
+    scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
 
     pad_to = cfg.max_length if cfg.pad_to_max_length else None
     train_model = group.wrap(model)  # DDP under a launcher (after the checkpoint load: rank 0's weights win anyway)
@@ -368,6 +369,24 @@ def _train(
         run_dir,
     )
     return run_dir
+
+
+def resumed_precision(state: dict, here: str) -> str:
+    """The precision a resumed run goes on in: the one it was trained in so far. Only 'auto' can differ (an explicit
+    precision is in the config hash), and it resolves per machine (bf16 only on CPUs with native bf16), so a run
+    moved to another machine would otherwise finish in another precision than it started in, and not resume exactly.
+    Checkpoints written before the loop recorded its precision go on in `here`."""
+    started = state.get("precision", here)
+    if started != here:
+        log.warning(
+            "this run was trained in %s so far; 'auto' means %s on this machine: going on in %s so the resume is "
+            "exact (--overwrite starts again in %s)",
+            started,
+            here,
+            started,
+            here,
+        )
+    return started
 
 
 def out_of_patience(state: dict, patience: int | None) -> bool:
