@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
+from collections import Counter
 from pathlib import Path
 
+from robustft import runtime
 from robustft.atomic import atomic_write_json, atomic_write_text
 from robustft.bench import carry
 from robustft.bench.matrix import bench_dir, expand
@@ -23,7 +23,7 @@ from robustft.bench.run import expected_seconds
 from robustft.errors import ConfigError
 from robustft.report import build_report
 from robustft.report.results import render_results_page, report_inputs
-from robustft.runs import is_finished, read_metrics
+from robustft.runs import is_finished, read_description, read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
@@ -39,6 +39,20 @@ def job_seconds(folder: Path) -> float:
     if metrics.get("avg_seconds_per_example") is not None:
         return metrics["avg_seconds_per_example"] * (metrics["num_examples"] + metrics["num_errors"])
     return 0.0
+
+
+def machines(finished: list[Path]) -> str:
+    """What the finished jobs ran on (each records its machine in config.json), with how many jobs each, so that runs
+    from different machines are told apart; jobs from before that record are counted as such."""
+    counts = Counter(
+        runtime.describe_machine(about["machine"]) if "machine" in about else "a machine it did not record"
+        for about in (read_description(folder) or {} for folder in finished)
+    )
+    if not counts:
+        return runtime.describe_machine(runtime.machine())  # nothing finished yet: the machine publishing it
+    if len(counts) == 1:
+        return next(iter(counts))
+    return "; ".join(f"{name} ({n} job{'s' if n > 1 else ''})" for name, n in counts.most_common())
 
 
 def estimate_vs_actual(jobs: list) -> dict[str, dict]:
@@ -81,7 +95,7 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
             "compute_minutes": round(sum(job_seconds(f) for f in finished) / 60, 1),
             "expected_minutes": round(sum(expected_seconds(jobs, jobs)) / 60, 1),
             "estimate_vs_actual": estimate_vs_actual(jobs),
-            "machine": f"{os.cpu_count()} CPU cores ({platform.machine()}), no GPU",
+            "machine": machines(finished),
             "git_commit": (ran.get("git_commit") or "unknown")[:7],  # the code the bench ran, not today's checkout
             "conditions": conditions,
             "report_with": cfg.report_with,  # whose published runs its report also reads

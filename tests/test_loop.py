@@ -52,6 +52,7 @@ def test_run_folder_holds_config_metrics_log_and_best_model(tiny_model_dir, tmp_
     run = loop.train(small_config(tiny_model_dir, tmp_path / "run"), progress=False)
     described = json.loads((run / "config.json").read_text())
     assert len(described["hash"]) == 64 and described["versions"]["torch"]
+    assert described["machine"]["cores"] >= 1 and described["machine"]["cpu"]  # runs from other machines told apart
     assert described["verb"] == "train" and described["config"]["task"] == "sst2"
     data = {k for k in described["inputs"] if k.startswith("data/")}
     assert data == {"data/sst2/train.tsv", "data/sst2/dev.tsv"}  # each with its sha256

@@ -81,18 +81,44 @@ def test_the_results_page_is_generated_from_the_committed_reports():
     assert page.read_text(encoding="utf-8") == render_results_page(RESULTS)
 
 
-def test_the_published_compute_time_sums_each_jobs_own_time_over_its_sessions(tmp_path):
+def load_publish_script():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("publish_results", RESULTS.parents[1] / "scripts/publish_results.py")
     publish = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(publish)
+    return publish
+
+
+def test_the_published_compute_time_sums_each_jobs_own_time_over_its_sessions(tmp_path):
+    publish = load_publish_script()
     runs = write_fixture_runs(tmp_path / "bench")
     assert publish.job_seconds(runs / "train-std-s1") == 61.0  # the loop's time, accumulated across resumes
     attack = runs / "attack-im-s0"
     lines = (attack / "examples.jsonl").read_text().splitlines()
     assert publish.job_seconds(attack) == pytest.approx(0.1 * len(lines))  # per-example seconds, summed
     assert publish.job_seconds(runs / "eval-im-s0") == 0.0
+
+
+def test_the_published_machine_names_every_machine_its_jobs_ran_on(tmp_path):
+    """Runs from a CPU with native bf16 and one without give other weights and times: the results page must say
+    which machine ran how many jobs, and which jobs did not record it."""
+    publish = load_publish_script()
+    epyc = {"cpu": "AMD EPYC", "arch": "x86_64", "cores": 2, "native_bf16": False, "gpu": None}
+    xeon = {**epyc, "cpu": "Intel Xeon Platinum 8480+", "native_bf16": True}
+    folders = []
+    for i, machine in enumerate([epyc, epyc, xeon, None]):
+        folder = tmp_path / f"job{i}"
+        folder.mkdir()
+        about = {"robustft_run": 1, "verb": "eval", "hash": str(i), **({"machine": machine} if machine else {})}
+        (folder / "config.json").write_text(json.dumps(about))
+        folders.append(folder)
+    assert publish.machines(folders[:2]) == "AMD EPYC (x86_64), 2 CPU cores, no native bf16, no GPU"
+    assert publish.machines(folders) == (
+        "AMD EPYC (x86_64), 2 CPU cores, no native bf16, no GPU (2 jobs); "
+        "Intel Xeon Platinum 8480+ (x86_64), 2 CPU cores, native bf16, no GPU (1 job); "
+        "a machine it did not record (1 job)"
+    )
 
 
 def test_the_results_page_opens_with_every_presets_answers_to_the_claims(exported):

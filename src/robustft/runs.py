@@ -1,12 +1,12 @@
 """The run-folder protocol of every verb (train, eval, attack, probe, bench).
 
 A run folder holds `config.json` (the verb, its full config, a stable hash of the settings and inputs, code and
-library versions, sha256 of every data file, model file and resource used), `metrics.json` (with `complete`),
-`examples.jsonl` where the verb has examples (one line per example, appended and fsync'd as each finishes) and a
-log. `open_run` is the one gate: it refuses to write into a folder robustft did not create or that holds another
-verb's run, continues (`resume`) only with the same settings and inputs and names what changed, reuses a finished
-run of the same config (resume or not), deletes (`overwrite`) only a robustft run of the same verb, and locks the
-folder so that two processes never write into it together.
+library versions, the machine (CPU model, cores, native bf16, GPU), sha256 of every data file, model file and
+resource used), `metrics.json` (with `complete`), `examples.jsonl` where the verb has examples (one line per example,
+appended and fsync'd as each finishes) and a log. `open_run` is the one gate: it refuses to write into a folder
+robustft did not create or that holds another verb's run, continues (`resume`) only with the same settings and inputs
+and names what changed, reuses a finished run of the same config (resume or not), deletes (`overwrite`) only a
+robustft run of the same verb, and locks the folder so that two processes never write into it together.
 
 Sharded runs (`--shard i/n`, or automatically under torchrun: RANK/WORLD_SIZE) share one run folder: its config.json
 is the one a single process writes, and each shard writes its own shard-suffixed files (`examples.shard-0-of-4.jsonl`,
@@ -167,9 +167,15 @@ def describe(cfg, inputs: dict[str, str], extra: dict | None = None) -> dict:
         "hash": run_hash(cfg, inputs),
         "inputs": dict(sorted(inputs.items())),
         "versions": code_version(),
+        "machine": runtime.machine(),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         **(extra or {}),
     }
+
+
+def resumed_description(saved: dict, today: dict) -> dict:
+    """A resumed run keeps what it started with, noting the code and machine that go on with it."""
+    return {**saved, "versions": today["versions"], "machine": today["machine"]}
 
 
 def run_hash(cfg, inputs: dict[str, str]) -> str:
@@ -225,7 +231,7 @@ def open_run(
     path.mkdir(parents=True, exist_ok=True)
     lock = _lock(path)
     if resume and saved is not None and saved.get("hash") == description["hash"]:
-        description = {**saved, "versions": description["versions"]}  # keep what it started with; note today's code
+        description = resumed_description(saved, description)
     atomic_write_json(path / CONFIG, description)
     return Run(path, cfg.verb, description, finished=False, _lock=lock)
 
@@ -356,7 +362,7 @@ def open_shard(
             for stale in [path / METRICS, path / EXAMPLES, *_shard_files(path, shard)]:
                 stale.unlink(missing_ok=True)
         if same:
-            description = {**saved, "versions": description["versions"]}
+            description = resumed_description(saved, description)
         else:
             atomic_write_json(path / CONFIG, description)
     lock = _lock(path, f"{LOCK}.shard-{shard[0]}-of-{shard[1]}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import os
+import platform
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -193,6 +194,39 @@ def quiet_libraries() -> None:
 def cpu_cores() -> int:
     """The CPU cores this process may run on (its affinity, which containers and taskset narrow)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@functools.cache
+def machine() -> dict:
+    """What a run ran on, recorded in its config.json: trained weights and speed depend on it (the same seed gives
+    other weights on another CPU, and emulated bf16 trains 8-12x slower than native), so runs from different machines
+    must be told apart."""
+    return {
+        "cpu": cpu_model(),
+        "arch": platform.machine(),
+        "cores": cpu_cores(),
+        "native_bf16": cpu_has_native_bf16(),
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+    }
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux's /proc/cpuinfo; elsewhere what `platform` knows)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def describe_machine(about: dict) -> str:
+    """One line for reports: 'AMD EPYC (x86_64), 2 CPU cores, no native bf16, no GPU'."""
+    bf16 = "native bf16" if about["native_bf16"] else "no native bf16"
+    gpu = f"GPU {about['gpu']}" if about["gpu"] else "no GPU"
+    return f"{about['cpu']} ({about['arch']}), {about['cores']} CPU cores, {bf16}, {gpu}"
 
 
 def set_threads(threads: int | None) -> None:

@@ -1,6 +1,6 @@
 """Reading run folders, the report's only input.
 
-A run folder has config.json = {"robustft_run": 1, "verb", "config", "hash", "versions", "inputs",
+A run folder has config.json = {"robustft_run": 1, "verb", "config", "hash", "versions", "machine", "inputs",
 "model_run": {"path", "config"} (for evaluations of a trained run)} and metrics.json; eval and attack runs
 add examples.jsonl (or examples.jsonl.gz in committed results), probe runs probe.json. Arguments may also
 be folders that hold run folders at any depth (e.g. a bench output or docs/results/<preset>).
