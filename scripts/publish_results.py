@@ -41,15 +41,18 @@ def job_seconds(folder: Path) -> float:
     return 0.0
 
 
+UNRECORDED = "machines not recorded (jobs run before run folders recorded theirs, 2026-12-02)"
+
+
 def machines(finished: list[Path]) -> str:
     """What the finished jobs ran on (each records its machine in config.json), with how many jobs each, so that runs
     from different machines are told apart; jobs from before that record are counted as such."""
     counts = Counter(
-        runtime.describe_machine(about["machine"]) if "machine" in about else "a machine it did not record"
+        runtime.describe_machine(about["machine"]) if "machine" in about else UNRECORDED
         for about in (read_description(folder) or {} for folder in finished)
     )
     if not counts:
-        return runtime.describe_machine(runtime.machine())  # nothing finished yet: the machine publishing it
+        return "no machine yet (no job finished)"
     if len(counts) == 1:
         return next(iter(counts))
     return "; ".join(f"{name} ({n} job{'s' if n > 1 else ''})" for name, n in counts.most_common())

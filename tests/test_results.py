@@ -113,11 +113,12 @@ def test_the_published_machine_names_every_machine_its_jobs_ran_on(tmp_path):
         about = {"robustft_run": 1, "verb": "eval", "hash": str(i), **({"machine": machine} if machine else {})}
         (folder / "config.json").write_text(json.dumps(about))
         folders.append(folder)
+    assert publish.machines([]) == "no machine yet (no job finished)"
     assert publish.machines(folders[:2]) == "AMD EPYC (x86_64), 2 CPU cores, no native bf16, no GPU"
     assert publish.machines(folders) == (
         "AMD EPYC (x86_64), 2 CPU cores, no native bf16, no GPU (2 jobs); "
         "Intel Xeon Platinum 8480+ (x86_64), 2 CPU cores, native bf16, no GPU (1 job); "
-        "a machine it did not record (1 job)"
+        "machines not recorded (jobs run before run folders recorded theirs, 2026-12-02) (1 job)"
     )
 
 
