@@ -44,12 +44,11 @@ def job_seconds(folder: Path) -> float:
 UNRECORDED = "machines not recorded (jobs run before run folders recorded theirs, 2026-12-02)"
 
 
-def machines(finished: list[Path]) -> str:
+def machines(described: list[dict]) -> str:
     """What the finished jobs ran on (each records its machine in config.json), with how many jobs each, so that runs
     from different machines are told apart; jobs from before that record are counted as such."""
     counts = Counter(
-        runtime.describe_machine(about["machine"]) if "machine" in about else UNRECORDED
-        for about in (read_description(folder) or {} for folder in finished)
+        runtime.describe_machine(about["machine"]) if "machine" in about else UNRECORDED for about in described
     )
     if not counts:
         return "no machine yet (no job finished)"
@@ -86,6 +85,7 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
         raise ConfigError(f"{spec}: report_with names {', '.join(unpublished)}, not published: publish it first")
     saved = carry.save(jobs, bench, target / "runs")
     finished = [j.folder for j in jobs if is_finished(j.folder)]
+    described = [read_description(folder) or {} for folder in finished]  # each job's config.json
     last_call = read_metrics(bench) or {}  # the last `robustft bench` call's (absent while one runs)
     ran = json.loads((bench / "config.json").read_text(encoding="utf-8"))["versions"]
     atomic_write_json(
@@ -98,8 +98,9 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
             "compute_minutes": round(sum(job_seconds(f) for f in finished) / 60, 1),
             "expected_minutes": round(sum(expected_seconds(jobs, jobs)) / 60, 1),
             "estimate_vs_actual": estimate_vs_actual(jobs),
-            "machine": machines(finished),
+            "machine": machines(described),
             "git_commit": (ran.get("git_commit") or "unknown")[:7],  # the code the bench ran, not today's checkout
+            "job_commits": len({(about.get("versions") or {}).get("git_commit") for about in described}),
             "conditions": conditions,
             "report_with": cfg.report_with,  # whose published runs its report also reads
         },

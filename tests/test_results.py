@@ -100,26 +100,33 @@ def test_the_published_compute_time_sums_each_jobs_own_time_over_its_sessions(tm
     assert publish.job_seconds(runs / "eval-im-s0") == 0.0
 
 
-def test_the_published_machine_names_every_machine_its_jobs_ran_on(tmp_path):
+def test_the_published_machine_names_every_machine_its_jobs_ran_on():
     """Runs from a CPU with native bf16 and one without give other weights and times: the results page must say
     which machine ran how many jobs, and which jobs did not record it."""
     publish = load_publish_script()
     epyc = {"cpu": "AMD EPYC", "arch": "x86_64", "cores": 2, "native_bf16": False, "gpu": None}
     xeon = {**epyc, "cpu": "Intel Xeon Platinum 8480+", "native_bf16": True}
-    folders = []
-    for i, machine in enumerate([epyc, epyc, xeon, None]):
-        folder = tmp_path / f"job{i}"
-        folder.mkdir()
-        about = {"robustft_run": 1, "verb": "eval", "hash": str(i), **({"machine": machine} if machine else {})}
-        (folder / "config.json").write_text(json.dumps(about))
-        folders.append(folder)
+    described = [
+        {"robustft_run": 1, "verb": "eval", **({"machine": machine} if machine else {})}
+        for machine in [epyc, epyc, xeon, None]
+    ]
     assert publish.machines([]) == "no machine yet (no job finished)"
-    assert publish.machines(folders[:2]) == "AMD EPYC (x86_64), 2 CPU cores, no native bf16, no GPU"
-    assert publish.machines(folders) == (
+    assert publish.machines(described[:2]) == "AMD EPYC (x86_64), 2 CPU cores, no native bf16, no GPU"
+    assert publish.machines(described) == (
         "AMD EPYC (x86_64), 2 CPU cores, no native bf16, no GPU (2 jobs); "
         "Intel Xeon Platinum 8480+ (x86_64), 2 CPU cores, native bf16, no GPU (1 job); "
         "machines not recorded (jobs run before run folders recorded theirs, 2026-12-02) (1 job)"
     )
+
+
+def test_a_preset_whose_jobs_ran_on_several_commits_says_so():
+    from robustft.report.results import how_it_ran
+
+    about = {"command": "robustft bench quick", "jobs": 3, "wall_minutes": None, "machine": "2 CPU cores"}
+    about |= {"expected_minutes": 1.0, "git_commit": "abc1234"}
+    assert "code abc1234." in how_it_ran("quick", about, has_runs=True)
+    several = how_it_ran("quick", {**about, "job_commits": 3}, has_runs=True)
+    assert "code abc1234 (its last call; its finished jobs ran on 3 commits" in several
 
 
 def test_the_results_page_opens_with_every_presets_answers_to_the_claims(exported):

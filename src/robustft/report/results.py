@@ -135,9 +135,14 @@ def how_it_ran(name: str, about: dict, has_runs: bool) -> str:
     if "compute_minutes" in about:
         parts.append(f"Its jobs' own time, summed over every session: {about['compute_minutes']} min.")
     conditions = f" ({about['conditions']})" if about.get("conditions") else ""
+    commits = (
+        f" (its last call; its finished jobs ran on {about['job_commits']} commits, each named in its config.json)"
+        if about.get("job_commits", 1) > 1
+        else ""
+    )
     parts.append(
         f"Ran on {about['machine']}{conditions}; the bench's estimate beforehand: {about['expected_minutes']} min "
-        f"for {jobs} jobs; code {about['git_commit']}."
+        f"for {jobs} jobs; code {about['git_commit']}{commits}."
     )
     inputs = " ".join(f"docs/results/{n}/runs" for n in [name, *about.get("report_with", [])])
     parts.append(
