@@ -142,3 +142,21 @@ def test_the_results_page_opens_with_every_presets_answers_to_the_claims(exporte
     rows = [line for line in head.splitlines() if line.startswith("| `quick` (still running, 4 of 10 jobs) |")]
     assert len(rows) == len(claims) > 0
     assert all(c["verdict"] in page for c in claims)
+
+
+def test_a_preset_that_reports_with_another_does_not_repeat_its_claims(exported):
+    """im-lowresource-1000's report also reads the 16-shot runs: before its own jobs finish, its claims are the
+    16-shot ones, which the page must list once, under the preset that ran them."""
+    from robustft.report.results import render_results_page
+
+    about = {"command": "robustft bench quick", "jobs": 10, "wall_minutes": None, "machine": "2 CPU cores"}
+    about |= {"expected_minutes": 1.0, "git_commit": "abc1234"}
+    (exported / "published.json").write_text(json.dumps(about))
+    borrower = exported.parent / "bigger"
+    (borrower / "runs").mkdir(parents=True)  # none of its own jobs finished yet
+    build_report([borrower / "runs", exported / "runs"], borrower, title="bigger", plots=False, html=False)
+    (borrower / "published.json").write_text(json.dumps({**about, "report_with": ["quick"]}))
+    head = render_results_page(exported.parent).partition("\n## Preset ")[0]
+    claims = json.loads((exported / "report.json").read_text())["claims"]
+    assert sum(line.startswith("| `quick` |") for line in head.splitlines()) == len(claims) > 0
+    assert not any(line.startswith("| `bigger` |") for line in head.splitlines())

@@ -161,11 +161,15 @@ def claims_across_presets(presets: list[Path]) -> str:
     from robustft.report.markdown import render_table
     from robustft.report.tables import Table, claims_table
 
-    columns, rows, notes = [], [], []
+    tables = {}
     for preset in presets:
         report = preset / "report.json"
         table = claims_table(json.loads(report.read_text(encoding="utf-8"))) if report.is_file() else None
-        if table is None:
+        if table is not None:
+            tables[preset.name] = table
+    columns, rows, notes = [], [], []
+    for preset in presets:
+        if preset.name not in tables:
             continue
         about = json.loads((preset / "published.json").read_text(encoding="utf-8"))
         status = []
@@ -174,8 +178,11 @@ def claims_across_presets(presets: list[Path]) -> str:
         if not (preset / "runs").is_dir():
             status.append("runs lost, not re-checkable")
         name = f"`{preset.name}`" + (f" ({'; '.join(status)})" if status else "")
+        table = tables[preset.name]
+        # a preset whose report also reads another's runs (report_with) repeats that one's rows: listed once, there
+        borrowed = [row for other in about.get("report_with", []) if other in tables for row in tables[other].rows]
         columns, notes = table.columns, table.notes
-        rows += [[name, *row] for row in table.rows]
+        rows += [[name, *row] for row in table.rows if row not in borrowed]
     if not rows:
         return ""
     notes = ["Every preset's rows, as in its own section below (with the tables they come from).", *notes]
