@@ -17,6 +17,7 @@ from pathlib import Path
 from robustft import runtime
 from robustft.atomic import atomic_write_json, atomic_write_text
 from robustft.bench import carry
+from robustft.bench.calibrate import measured_seconds
 from robustft.bench.matrix import bench_dir, expand
 from robustft.bench.presets import bench_config
 from robustft.bench.run import expected_seconds
@@ -27,18 +28,6 @@ from robustft.runs import is_finished, read_description, read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
-
-
-def job_seconds(folder: Path) -> float:
-    """A finished job's own compute time, summed over the sessions it ran in: training's accumulated time, or an
-    attack's per-example seconds (its summary's mean over every record; evaluations record none, they take
-    seconds)."""
-    metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
-    if "train_time_s" in metrics:
-        return float(metrics["train_time_s"])
-    if metrics.get("avg_seconds_per_example") is not None:
-        return metrics["avg_seconds_per_example"] * (metrics["num_examples"] + metrics["num_errors"])
-    return 0.0
 
 
 UNRECORDED = "machines not recorded (jobs run before run folders recorded theirs, 2026-12-02)"
@@ -66,7 +55,7 @@ def estimate_vs_actual(jobs: list) -> dict[str, dict]:
     for job, expected in zip(finished, expected_seconds(finished, jobs), strict=True):
         kind = f"attack {job.config.recipe}" if job.kind == "attack" else job.kind
         entry = out.setdefault(f"{kind}{' (IM)' if arch.get(job.cell) == 'im' else ''}", [0, 0.0, 0.0])
-        entry[0], entry[1], entry[2] = entry[0] + 1, entry[1] + expected, entry[2] + job_seconds(job.folder)
+        entry[0], entry[1], entry[2] = entry[0] + 1, entry[1] + expected, entry[2] + measured_seconds(job.folder)
     return {
         k: {"jobs": n, "expected_minutes": round(e / 60, 1), "actual_minutes": round(a / 60, 1)}
         for k, (n, e, a) in sorted(out.items())
@@ -95,7 +84,7 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
             "jobs": len(jobs),
             "finished": len(finished),
             "wall_minutes": round(last_call["wall_s"] / 60, 1) if last_call.get("complete") else None,
-            "compute_minutes": round(sum(job_seconds(f) for f in finished) / 60, 1),
+            "compute_minutes": round(sum(measured_seconds(f) for f in finished) / 60, 1),
             "expected_minutes": round(sum(expected_seconds(jobs, jobs)) / 60, 1),
             "estimate_vs_actual": estimate_vs_actual(jobs),
             "machine": machines(described),

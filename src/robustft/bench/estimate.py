@@ -4,7 +4,8 @@ The rates are rounded from this project's own measurements (benchmarks/results: 
 bench for the loop, objective_cost.json for each method's cost per step, the attack_outcomes_*.json runs for seconds
 per attacked-or-skipped example, docs/im_screening for the cost of an IM forward). Objective costs and attack rates
 were measured on a quiet machine (2026-11-30: bf16, two threads, the quick bench's BERT, SST-2 test); a more robust
-model takes longer per example (more failed searches). Treat them as the order of magnitude they are.
+model takes longer per example (more failed searches). Treat them as the order of magnitude they are; a bench
+scales them to the machine it runs on from that machine's finished jobs (bench/calibrate.py).
 """
 
 from __future__ import annotations
@@ -80,12 +81,16 @@ def train_seconds(cfg) -> float:
 
 def job_seconds(job, train_cfg=None) -> float:
     """Expected seconds of a job; `train_cfg` is the config of the model an eval or attack job uses."""
-    cfg = job.config
-    if job.kind == "train":
+    return seconds(job.kind, job.config, train_cfg)
+
+
+def seconds(kind: str, cfg, train_cfg=None) -> float:
+    """Expected seconds of a train, eval or attack run of `cfg` (`train_cfg`: the model an eval or attack uses)."""
+    if kind == "train":
         return train_seconds(cfg)
     n = min(cfg.n or 10**9, split_size(cfg.task, cfg.split))
     cost = LONG_TEXT_FACTOR.get(cfg.task, 1.0) * (im_forward_factor(train_cfg) if train_cfg else 1.0)
-    if job.kind == "eval":
+    if kind == "eval":
         return n * cost / EVAL_EXAMPLES_PER_S
     precision = FP32_ATTACK_FACTOR if cfg.precision == "fp32" else 1.0
     return n * ATTACK_SECONDS.get(cfg.recipe, 2.0) * cost * precision

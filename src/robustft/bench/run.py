@@ -28,6 +28,7 @@ from robustft import runs, runtime
 from robustft.atomic import atomic_write_json
 from robustft.attacks.run import attack
 from robustft.bench import carry
+from robustft.bench.calibrate import describe_factors, machine_factors, slowdown
 from robustft.bench.estimate import job_seconds
 from robustft.bench.matrix import Job, bench_dir, expand
 from robustft.config import BenchConfig
@@ -74,11 +75,17 @@ def expected_seconds(jobs: list[Job], all_jobs: list[Job]) -> list[float]:
     return [job_seconds(j, trained.get(j.cell)) for j in jobs]
 
 
-def describe_jobs(jobs: list[Job], all_jobs: list[Job]) -> str:
+def expected_here(jobs: list[Job], all_jobs: list[Job], factors: dict[str, tuple[float, int]]) -> list[float]:
+    """`expected_seconds` scaled by this machine's factors (bench/calibrate.py)."""
+    scale = [factors.get(j.kind, (1.0, 0))[0] for j in jobs]
+    return [s * f for s, f in zip(expected_seconds(jobs, all_jobs), scale, strict=True)]
+
+
+def describe_jobs(jobs: list[Job], all_jobs: list[Job], factors: dict[str, tuple[float, int]]) -> str:
     lines = [f"{'status':<8} {'~minutes':>8}  job"]
-    for job, seconds in zip(jobs, expected_seconds(jobs, all_jobs), strict=True):
+    for job, seconds in zip(jobs, expected_here(jobs, all_jobs, factors), strict=True):
         lines.append(f"{status(job):<8} {seconds / 60:8.1f}  {job.id}")
-    return "\n".join(lines)
+    return "\n".join(lines + [f"(minutes of one process on 2 cores, {describe_factors(factors)})"])
 
 
 def record_bench(cfg: BenchConfig, folder) -> None:
@@ -129,11 +136,6 @@ def drop_stale(trained: Job, jobs: list[Job], pending: list[Job]) -> None:
             pending.append(job)
 
 
-# Two one-thread workers get through about 1.2x the work of one two-thread process (docs/performance.md), so each
-# of their jobs takes about workers / 1.2 times the estimate (which is for one process on 2 cores).
-WORKERS_SPEEDUP = 1.2
-
-
 def parse_deadline(text: str | None) -> float | None:
     if text is None:
         return None
@@ -159,9 +161,10 @@ def deadline_for(cfg: BenchConfig, todo: list[Job], jobs: list[Job]) -> Deadline
     at = parse_deadline(cfg.deadline)
     if at is None:
         return None
-    slower = max(1.0, cfg.workers / WORKERS_SPEEDUP)
+    slower = slowdown(cfg.threads)  # one-thread workers: each job takes longer than one process on every core
     trains = [j for j in todo if j.kind == "train"]
-    return Deadline(at, {j.id: s * slower for j, s in zip(trains, expected_seconds(trains, jobs), strict=True)})
+    expected = expected_here(trains, jobs, machine_factors(bench_dir(cfg).parent))
+    return Deadline(at, {j.id: s * slower for j, s in zip(trains, expected, strict=True)})
 
 
 def run_jobs(
@@ -294,18 +297,19 @@ def bench(
             f"bench {cfg.name}: restored {counts['finished']} finished and {counts['partial']} partial jobs from "
             f"{restore_from}; {counts['retrain']} model(s) to train again for the jobs still to do"
         )
+    factors = machine_factors(folder.parent)
     if list_only:
-        print(describe_jobs(chosen, jobs))
+        print(describe_jobs(chosen, jobs, factors))
         return {"jobs": {j.id: status(j) for j in chosen}}
     record_bench(cfg, folder)
     todo = [j for j in chosen if status(j) != "done"]
-    expected = sum(expected_seconds(todo, jobs))
+    expected = sum(expected_here(todo, jobs, factors))
     part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
     if runtime.world().main or shard is None or cfg.shard:
         print(
             f"bench {cfg.name}{part}: {len(chosen)} jobs, {len(chosen) - len(todo)} already done; expected wall "
-            f"time about {expected / 60:.0f} min on 2 CPU cores with MiniLM as one process (an estimate from "
-            f"benchmarks/results; two one-thread workers ran a small IM study 1.16-1.24x faster)"
+            f"time about {expected / 60:.0f} min with MiniLM as one process (an estimate from benchmarks/results, "
+            f"{describe_factors(factors)}; two one-thread workers ran a small IM study 1.16-1.24x faster)"
         )
     started = time.perf_counter()
     if cfg.workers > 1:

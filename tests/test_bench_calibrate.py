@@ -1,0 +1,57 @@
+"""The bench's estimate scaled to the machine it runs on, from that machine's finished jobs: a machine 4x slower
+than the one the rates were measured on must not have a deadline start trainings the session's end cuts off."""
+
+import dataclasses
+import datetime
+import json
+
+import pytest
+
+from robustft import runtime
+from robustft.bench.calibrate import machine_factors, measured_seconds, slowdown
+from robustft.bench.estimate import seconds
+from robustft.bench.run import bench
+from robustft.config import TrainConfig
+from test_bench import tiny_bench
+
+
+def finished_training(root, name: str, train_time_s: float, machine: dict) -> TrainConfig:
+    """A finished training job of some bench under `root`, as run folders record it."""
+    folder = root / name / "cells" / "bert-sst2-n32-s0"
+    folder.mkdir(parents=True)
+    cfg = TrainConfig(model="minilm", task="sst2", n_train=32, n_dev=16, epochs=1, threads=1)
+    about = {"robustft_run": 1, "verb": "train", "hash": name, "config": dataclasses.asdict(cfg), "machine": machine}
+    (folder / "config.json").write_text(json.dumps(about))
+    (folder / "metrics.json").write_text(json.dumps({"complete": True, "train_time_s": train_time_s}))
+    return cfg
+
+
+def test_the_factor_is_measured_over_expected_time_of_this_machine_s_finished_jobs_only(tmp_path):
+    cfg = finished_training(tmp_path, "earlier", 100.0, runtime.machine())
+    finished_training(tmp_path, "elsewhere", 1e6, {**runtime.machine(), "cpu": "another CPU"})
+    factor, n = machine_factors(tmp_path)["train"]
+    assert n == 1  # the other machine's job is left out
+    assert factor == pytest.approx(100.0 / (seconds("train", cfg) * slowdown(1)))
+    assert "attack" not in machine_factors(tmp_path)  # no attack finished here: that estimate stands as it is
+
+
+def test_a_real_bench_calibrates_its_next_estimate_from_its_own_jobs(tiny_model_dir, tmp_path):
+    bench(tiny_bench(tiny_model_dir, tmp_path / "runs" / "tiny"), only="bert/*")
+    factors = machine_factors(tmp_path / "runs")
+    assert set(factors) == {"train", "attack"} and all(n == 1 for _, n in factors.values())
+    train = tmp_path / "runs" / "tiny" / "cells" / "bert-sst2-n32-s0"
+    cfg = TrainConfig(**json.loads((train / "config.json").read_text())["config"])
+    assert factors["train"][0] == pytest.approx(measured_seconds(train) / (seconds("train", cfg) * slowdown(1)))
+
+
+def test_a_deadline_trusts_this_machine_s_measured_speed(tiny_model_dir, tmp_path, caplog):
+    """Uncalibrated, a 32-example training is expected to take seconds and starts an hour before the deadline; on a
+    machine whose finished trainings took 10,000x their estimate it does not."""
+    in_an_hour = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "runs" / "tiny", deadline=in_an_hour.strftime("%Y-%m-%dT%H:%M"))
+    slow = finished_training(tmp_path / "runs", "earlier", 0.0, runtime.machine())
+    metrics = tmp_path / "runs" / "earlier" / "cells" / "bert-sst2-n32-s0" / "metrics.json"
+    metrics.write_text(json.dumps({"complete": True, "train_time_s": 1e4 * seconds("train", slow) * slowdown(1)}))
+    result = bench(cfg, only="bert/*")
+    assert set(result["jobs"].values()) == {"todo"}
+    assert "not starting bert/sst2/n32/s0: its training would not end before the deadline" in caplog.text
