@@ -55,3 +55,11 @@ def test_a_deadline_trusts_this_machine_s_measured_speed(tiny_model_dir, tmp_pat
     result = bench(cfg, only="bert/*")
     assert set(result["jobs"].values()) == {"todo"}
     assert "not starting bert/sst2/n32/s0: its training would not end before the deadline" in caplog.text
+
+
+def test_the_printed_estimate_says_whether_and_how_it_was_scaled():
+    from robustft.bench.calibrate import describe_factors
+
+    assert describe_factors({}).startswith("not calibrated to this machine yet")
+    scaled = describe_factors({"train": (3.54, 3), "attack": (0.86, 5)})
+    assert scaled.endswith("trainings x3.5 (3 finished here), attacks x0.9 (5 finished here)")

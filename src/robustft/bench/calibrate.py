@@ -66,8 +66,9 @@ def machine_factors(bench_root: Path) -> dict[str, tuple[float, int]]:
 
 
 def describe_factors(factors: dict[str, tuple[float, int]]) -> str:
-    """'trainings x4.2 (3 finished here), attacks x0.9 (5)' or what is not calibrated yet."""
+    """'trainings x3.5 (3 finished here), attacks x0.9 (5 finished here)' or that nothing is calibrated yet."""
     if not factors:
         return "not calibrated to this machine yet (no job of any bench here finished on it)"
-    parts = [f"{kind}s x{factor:.1f} ({n} finished here)" for kind, (factor, n) in factors.items()]
+    names = {"train": "trainings", "attack": "attacks"}
+    parts = [f"{names[kind]} x{factor:.1f} ({n} finished here)" for kind, (factor, n) in factors.items()]
     return "scaled to this machine from its finished jobs: " + ", ".join(parts)
