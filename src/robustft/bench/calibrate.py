@@ -46,8 +46,8 @@ def machine_factors(bench_root: Path) -> dict[str, tuple[float, int]]:
     without any is left out (the estimate stands as it is)."""
     here = runtime.machine()
     sums = {kind: [0.0, 0.0, 0] for kind in CALIBRATED}
-    for config in sorted(Path(bench_root).glob("*/cells/**/config.json")):
-        folder = config.parent
+    cells = sorted(Path(bench_root).glob("*/cells/*"))  # each a training's folder, its attacks' folders inside
+    for folder in cells + [attack for cell in cells for attack in sorted(cell.glob("attack-*"))]:
         about = read_description(folder) or {}
         if about.get("machine") != here or about.get("verb") not in sums or not is_finished(folder):
             continue

@@ -157,13 +157,15 @@ class Deadline:
         return time.time() + self.train_seconds.get(cell, 0.0) > self.at
 
 
-def deadline_for(cfg: BenchConfig, todo: list[Job], jobs: list[Job]) -> Deadline | None:
+def deadline_for(
+    cfg: BenchConfig, todo: list[Job], jobs: list[Job], factors: dict[str, tuple[float, int]]
+) -> Deadline | None:
     at = parse_deadline(cfg.deadline)
     if at is None:
         return None
     slower = slowdown(cfg.threads)  # one-thread workers: each job takes longer than one process on every core
     trains = [j for j in todo if j.kind == "train"]
-    expected = expected_here(trains, jobs, machine_factors(bench_dir(cfg).parent))
+    expected = expected_here(trains, jobs, factors)
     return Deadline(at, {j.id: s * slower for j, s in zip(trains, expected, strict=True)})
 
 
@@ -239,22 +241,26 @@ def progress_bar(cfg: BenchConfig, done: int, total: int, position: int = 0, lab
     )
 
 
-def run_workers(todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, jobs: list[Job]) -> dict:
+def run_workers(
+    todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, jobs: list[Job], deadline: Deadline | None
+) -> dict:
     """`cfg.workers` processes (spawned: each sets up torch afresh) running `run_jobs` on the same jobs at once."""
     context = multiprocessing.get_context("spawn")
     with context.Pool(cfg.workers) as pool:
         outcomes = pool.starmap(
-            work, [(todo, folder, cfg, overwrite, jobs, k) for k in range(cfg.workers)], chunksize=1
+            work, [(todo, folder, cfg, overwrite, jobs, deadline, k) for k in range(cfg.workers)], chunksize=1
         )
     return {k: v for failed in outcomes for k, v in failed.items()}
 
 
-def work(todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, jobs: list[Job], k: int) -> dict:
+def work(
+    todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, jobs: list[Job], deadline: Deadline | None, k: int
+) -> dict:
     """One worker of `run_workers`."""
     runtime.quiet_libraries()
     threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
     bar = progress_bar(cfg, len(jobs) - len(todo), len(jobs), position=k, label=f" worker {k}")
-    return run_jobs(todo, folder, overwrite, bar, jobs, deadline_for(cfg, todo, jobs))
+    return run_jobs(todo, folder, overwrite, bar, jobs, deadline)
 
 
 def exit_with_parent(parent: int) -> None:
@@ -312,11 +318,12 @@ def bench(
             f"{describe_factors(factors)}; two one-thread workers ran a small IM study 1.16-1.24x faster)"
         )
     started = time.perf_counter()
+    deadline = deadline_for(cfg, todo, jobs, factors)
     if cfg.workers > 1:
-        failed = run_workers(todo, folder, cfg, overwrite, chosen)
+        failed = run_workers(todo, folder, cfg, overwrite, chosen, deadline)
     else:
         bar = progress_bar(cfg, len(chosen) - len(todo), len(chosen))
-        failed = run_jobs(todo, folder, overwrite, bar, chosen, deadline_for(cfg, todo, jobs))
+        failed = run_jobs(todo, folder, overwrite, bar, chosen, deadline)
     result = {
         "jobs": {j.id: ("failed: " + failed[j.id]) if j.id in failed else status(j) for j in chosen},
         "wall_s": round(time.perf_counter() - started, 1),
