@@ -72,6 +72,7 @@ class TrainConfig(RunSettings):
             "log_every",
             "label",
             "tracker",
+            "auto_precision",
         }
     )
     hash_neutral: ClassVar[dict[str, Any]] = {"patience": None}
@@ -102,6 +103,12 @@ class TrainConfig(RunSettings):
     max_grad_norm: float = setting(1.0, "gradient clipping norm (0: no clipping)", min=0.0)
     grad_accum: int = setting(1, "batches per optimizer step", min=1)
     precision: str = setting("auto", "auto, bf16, fp16 or fp32 (autocast)", choices=PRECISIONS)
+    auto_precision: str | None = setting(
+        None,
+        "what precision 'auto' stands for (default: this machine's choice, bf16 only where it is native); a bench "
+        "sets it to what its finished trainings ran in, so that a study moved to another machine keeps one precision",
+        choices=PRECISIONS[1:],
+    )
     group_by_length: bool = setting(True, "batches of similar length, padded to the longest in the batch")
     pad_to_max_length: bool = setting(False, "pad every batch to max_length (the slow baseline, for benchmarks)")
     seed: int = setting(0, "seed of initialisation, batch order and dropout", min=0)
@@ -132,6 +139,11 @@ class TrainConfig(RunSettings):
         if self.n_train is not None and self.per_class is not None:
             raise ConfigError("n_train and per_class: give one of them, not both")
         return self
+
+    @property
+    def wanted_precision(self) -> str:
+        """`precision`, its 'auto' replaced by `auto_precision` where one is set."""
+        return self.auto_precision if self.precision == "auto" and self.auto_precision else self.precision
 
 
 @dataclass

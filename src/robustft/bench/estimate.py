@@ -36,6 +36,9 @@ ATTACK_SECONDS = {"pwws": 0.31, "textfooler": 0.15, "bert-attack": 0.5, "genetic
 # fp32 attacks against the bf16 rates above: PWWS 0.485 vs 0.335 s per example (1,000 SST-2 test examples, two
 # threads; attack_outcomes_pwws1000.json), TextFooler 0.30 vs 0.21 at one thread (attack_speed_textfooler_one_thread)
 FP32_ATTACK_FACTOR = 1.45
+# fp32 training against the bf16 rate above on a CPU with native bf16: 46-49 vs 66-69 examples/s
+# (benchmarks/results/train_throughput.json)
+FP32_TRAIN_FACTOR = 1.4
 LONG_TEXT_FACTOR = {"imdb": 8.0}  # IMDB reviews are ~10x SST-2 sentences
 # Random batches (group_by_length false) padded to their longest example: tokens per real token, measured on the
 # SST-2 and SNLI training subsets with MiniLM's tokenizer (2.02 / 1.80 at batch 32, 2.27 / 2.13 at 120; grouped: 1.03)
@@ -76,6 +79,7 @@ def train_seconds(cfg) -> float:
     padding = 1.0 if cfg.group_by_length else RANDOM_BATCH_PADDING
     costs = METHOD_COST if cfg.task in LONG_TEXT_FACTOR else {**METHOD_COST, **SHORT_TEXT_METHOD_COST}
     step = costs.get(method, 3.0) * im * length * padding / TRAIN_EXAMPLES_PER_S
+    step *= FP32_TRAIN_FACTOR if cfg.wanted_precision == "fp32" else 1.0
     return cfg.epochs * (n * step + dev * forward * length / EVAL_EXAMPLES_PER_S)
 
 

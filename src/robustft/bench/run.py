@@ -31,6 +31,7 @@ from robustft.bench import carry
 from robustft.bench.calibrate import describe_factors, machine_factors, slowdown
 from robustft.bench.estimate import job_seconds
 from robustft.bench.matrix import Job, bench_dir, expand
+from robustft.bench.precision import pin_auto_precision
 from robustft.config import BenchConfig
 from robustft.errors import ConfigError, RobustftError
 from robustft.evaluate.run import evaluate
@@ -303,6 +304,7 @@ def bench(
             f"bench {cfg.name}: restored {counts['finished']} finished and {counts['partial']} partial jobs from "
             f"{restore_from}; {counts['retrain']} model(s) to train again for the jobs still to do"
         )
+    pin_auto_precision(jobs, cfg.device)
     factors = machine_factors(folder.parent)
     if list_only:
         print(describe_jobs(chosen, jobs, factors))

@@ -166,7 +166,7 @@ def _train(
     runtime.set_threads(cfg.threads)
     seed_everything(cfg.seed)
     device = runtime.pick_device(cfg.device)
-    precision = runtime.resolve_precision(runtime.launcher_precision(cfg.precision), device)
+    precision = runtime.resolve_precision(runtime.launcher_precision(cfg.wanted_precision), device)
     progress = cfg.progress
     if task.note:
         log.info("data note (%s): %s", task.name, task.note)
