@@ -92,9 +92,10 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
             "job_commits": len({(about.get("versions") or {}).get("git_commit") for about in described}),
             "conditions": conditions,
             "report_with": cfg.report_with,  # whose published runs its report also reads
+            "baseline": cfg.baseline,  # the method its report compares every other with, paired
         },
     )
-    build_report(inputs, target, title=f"robustft bench {cfg.name}")
+    build_report(inputs, target, baseline=cfg.baseline, title=f"robustft bench {cfg.name}")
     print(f"published {saved['finished']} finished and {saved['partial']} partial jobs of {bench} into {target}")
 
 

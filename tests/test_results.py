@@ -161,3 +161,21 @@ def test_a_preset_that_reports_with_another_does_not_repeat_its_claims(exported)
     claims = json.loads((exported / "report.json").read_text())["claims"]
     assert sum(line.startswith("| `quick` |") for line in head.splitlines()) == len(claims) > 0
     assert not any(line.startswith("| `bigger` |") for line in head.splitlines())
+
+
+def test_a_report_is_rechecked_against_the_baseline_its_bench_named(exported):
+    """A bench's `baseline` (rift-1000: rift) is what its published report compares with, and what the recheck
+    rebuilds it with: a report compared with the default baseline instead fails the recheck."""
+    methods = json.loads((exported / "report.json").read_text())["methods"]
+    chosen = next(label for label, m in methods.items() if not m["baseline_group"])
+    build_report([exported / "runs"], exported, baseline=chosen, title="quick preset", plots=False, html=False)
+    compared = {
+        r["vs_baseline"]["baseline"]
+        for ev in json.loads((exported / "report.json").read_text())["evaluations"]
+        for r in ev["rows"]
+        if r.get("vs_baseline")
+    }
+    assert compared == {chosen}
+    assert any(p.startswith("report.json") for p in recheck(exported))  # published.json does not name it yet
+    (exported / "published.json").write_text(json.dumps({"baseline": chosen}))
+    assert recheck(exported) == []

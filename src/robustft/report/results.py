@@ -79,13 +79,23 @@ def without_plots(markdown: str) -> str:
     return head + ("\n## " + tail if sep2 else "")
 
 
+def _published(results_dir: Path) -> dict:
+    about = results_dir / "published.json"
+    return json.loads(about.read_text(encoding="utf-8")) if about.is_file() else {}
+
+
 def report_inputs(results_dir: Path, report_with: list[str] | None = None) -> list[Path]:
     """The runs a published report is built from: its own, and those of the benches it reports with, published
     beside it (`report_with`; by default as its published.json records)."""
-    about = results_dir / "published.json"
     if report_with is None:
-        report_with = json.loads(about.read_text(encoding="utf-8")).get("report_with", []) if about.is_file() else []
+        report_with = _published(results_dir).get("report_with", [])
     return [results_dir / "runs", *(results_dir.parent / name / "runs" for name in report_with)]
+
+
+def report_baseline(results_dir: Path) -> str | None:
+    """The method a published report compares every other with: its bench's `baseline`, as published.json records
+    (None: the report's default, plain architecture + standard fine-tuning)."""
+    return _published(results_dir).get("baseline")
 
 
 def recheck(results_dir: Path) -> list[str]:
@@ -96,7 +106,7 @@ def recheck(results_dir: Path) -> list[str]:
     results_dir = Path(results_dir)
     runs = load_runs(report_inputs(results_dir))
     problems = [p for run in runs for p in check_run_metrics(run)]
-    summary = json.loads(json.dumps(build_summary(runs)))
+    summary = json.loads(json.dumps(build_summary(runs, baseline=report_baseline(results_dir))))
     committed_json = results_dir / "report.json"
     if not committed_json.is_file():
         return problems + [f"{committed_json} is missing"]
