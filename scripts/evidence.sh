@@ -2,8 +2,9 @@
 # Issue 14's studies on this CPU, one after another, in the order of docs/im_screening.md ("The schedule"). Each
 # bench resumes where it stopped and skips its finished jobs in seconds, so after an interruption run this again:
 #   setsid nohup nice -n 5 scripts/evidence.sh >> evidence.log 2>&1 &
-# With DEADLINE=YYYY-MM-DDTHH:MM (UTC; e.g. 15 minutes before the session ends) no training starts unless it is
-# expected to end by then: a training cut off is lost, an attack cut off keeps its examples.
+# With DEADLINE=YYYY-MM-DDTHH:MM (UTC; e.g. 15 minutes before the session ends) no cell starts training unless its
+# training and attacks are expected to end by then: its model is lost with the session (an attack cut off keeps
+# its examples, but they resume only after the model is trained again).
 # Sessions start on a fresh checkout without run folders, so before one ends save every started bench (finished and
 # partial jobs, no models) into docs/results/<name>/runs, then commit:
 #   scripts/evidence.sh save
@@ -17,16 +18,22 @@ QUEUE=(
     "configs/im-lowresource-16shot.yaml"
     "configs/im-lowresource-1000.yaml"
     # configs/rift-study.yaml (the 6,227-example subset) needs a GPU here: configs/rift-1000.yaml says why
+    # FreeLB++ first and alone on both cores: its 30 steps a batch make one cell about 60 minutes of training on two
+    # threads, over 140 on a one-thread worker, too long to train and attack in the same session on one
+    "configs/rift-1000.yaml --only freelbpp/* --workers 1 --threads 2"
     "configs/rift-1000.yaml --skip im-rift/*"
 )
 saved() { echo "docs/results/$(basename "$1" .yaml)/runs"; }
 
 if [ "${1:-}" = save ]; then
+    declare -A published=()
     for entry in "${QUEUE[@]}"; do
         config=${entry%% *}
+        [ -z "${published[$config]:-}" ] || continue  # a bench in the queue twice (rift-1000) is published once
+        published[$config]=1
         # a bench whose jobs never started (put off by the deadline) has no cells: nothing to publish
         [ -d "runs/bench/$(basename "$config" .yaml)/cells" ] || continue
-        python scripts/publish_results.py "$config" --conditions "two one-thread workers (--workers 2), over sessions"
+        python scripts/publish_results.py "$config" --conditions "scripts/evidence.sh's queue: two one-thread workers, or one two-thread process where its entry says so; over sessions"
     done
     exit
 fi
@@ -42,6 +49,7 @@ for entry in "${QUEUE[@]}"; do
     [ -n "${DEADLINE:-}" ] && extra+=(--deadline "$DEADLINE")
     echo "=== $(date -u '+%F %T') robustft bench ${args[*]} ${extra[*]}"
     # keep the status before $(date) overwrites $?
-    robustft bench "${args[@]}" --workers 2 --progress false "${extra[@]}" ||
+    # an entry's own flags come after the defaults, so they win
+    robustft bench "${args[0]}" --workers 2 --progress false "${args[@]:1}" "${extra[@]}" ||
         { status=$?; echo "=== $(date -u '+%F %T') exit $status: robustft bench ${args[*]}"; }
 done

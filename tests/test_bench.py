@@ -8,7 +8,7 @@ import pytest
 from robustft.bench.matrix import expand
 from robustft.bench.presets import PRESETS
 from robustft.bench.run import bench
-from robustft.config import BenchConfig, apply_overrides
+from robustft.config import BenchConfig, TrainConfig, apply_overrides
 from robustft.errors import ConfigError
 
 
@@ -238,3 +238,18 @@ def test_the_estimate_prices_fp32_attacks_and_im_models_higher():
     plain, im = (auto[k] for k in sorted(auto))  # bert, then im
     assert fp32[sorted(auto)[0]][0] == pytest.approx(FP32_ATTACK_FACTOR * plain[0])
     assert im[0] == pytest.approx(im_forward_factor(im[1]) * plain[0]) and im_forward_factor(im[1]) > 1
+
+
+def test_the_estimate_prices_an_adversary_by_its_ascent_steps():
+    """TextDefender's FreeLB++ takes 30 steps on SST-2 and 10 on IMDB: the SST-2 preset costs 3x a step of the
+    10-step one the rates were measured at, not the same (a bench's deadline check starts trainings by it)."""
+    from robustft.bench.estimate import train_seconds
+
+    def seconds(method, **method_args):
+        cfg = TrainConfig(model="minilm", task="sst2", method=method, n_train=1000, n_dev=10)
+        cfg.method_args = method_args
+        return train_seconds(cfg)
+
+    assert seconds("freelbpp") == pytest.approx(3 * seconds("freelbpp", steps=10), rel=0.02)
+    assert seconds("pgd", steps=10) == pytest.approx(2 * seconds("pgd"), rel=0.02)
+    assert seconds("rift", steps=10) == seconds("rift")  # RIFT's hull steps are in its measured cost

@@ -54,7 +54,7 @@ def test_a_deadline_trusts_this_machine_s_measured_speed(tiny_model_dir, tmp_pat
     metrics.write_text(json.dumps({"complete": True, "train_time_s": 1e4 * seconds("train", slow) * slowdown(1)}))
     result = bench(cfg, only="bert/*")
     assert set(result["jobs"].values()) == {"todo"}
-    assert "not starting bert/sst2/n32/s0: its training would not end before the deadline" in caplog.text
+    assert "not starting bert/sst2/n32/s0: its training and attacks would not end before the deadline" in caplog.text
 
 
 def test_the_printed_estimate_says_whether_and_how_it_was_scaled():

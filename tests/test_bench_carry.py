@@ -161,10 +161,29 @@ def test_a_deadline_starts_no_training_that_would_not_end_before_it(tiny_model_d
     cfg = tiny_bench(tiny_model_dir, tmp_path / "b", deadline=past.strftime("%Y-%m-%dT%H:%M:%S"))
     result = bench(cfg, only="bert/*")
     assert set(result["jobs"].values()) == {"todo"}  # nothing started, nothing failed
-    assert "not starting bert/sst2/n32/s0: its training would not end before the deadline" in caplog.text
+    assert "not starting bert/sst2/n32/s0: its training and attacks would not end before the deadline" in caplog.text
     later = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)
     cfg.deadline = later.strftime("%Y-%m-%dT%H:%M")
     assert set(bench(cfg, only="bert/*")["jobs"].values()) == {"done"}
     cfg.deadline = "tomorrow"
     with pytest.raises(ConfigError, match="deadline: 'tomorrow' is not a UTC time"):
         bench(cfg, list_only=True)
+
+
+def test_a_deadline_counts_a_cell_s_attacks_with_its_training(tiny_model_dir, tmp_path):
+    """A model does not outlive the session, so a cell whose training would end in time but whose attacks would
+    not is not started (rift-1000's FreeLB++: 140 minutes of training, then its attacks, in a 160-minute session)."""
+    import datetime
+
+    from robustft.bench.matrix import expand
+    from robustft.bench.run import deadline_for, expected_here, slowdown
+
+    soon = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "b", deadline=soon.strftime("%Y-%m-%dT%H:%M"))
+    jobs = expand(cfg)
+    cell = next(j.cell for j in jobs if j.kind == "train")
+    mine = [j for j in jobs if j.cell == cell]
+    assert mine[0].kind == "train" and any(j.kind == "attack" for j in mine)
+    train, whole = (sum(expected_here(js, jobs, {})) * slowdown(cfg.threads) for js in (mine[:1], mine))
+    counted = deadline_for(cfg, jobs, jobs, {}).cell_seconds[cell]
+    assert counted == pytest.approx(whole) and counted > train

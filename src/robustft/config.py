@@ -301,8 +301,8 @@ class BenchConfig(RunSettings):
     )
     deadline: str | None = setting(
         None,
-        "UTC time YYYY-MM-DDTHH:MM (e.g. a session's end): no training starts unless the estimate says it ends by "
-        "then (a training cut off is lost; an attack cut off keeps its examples)",
+        "UTC time YYYY-MM-DDTHH:MM (e.g. a session's end): no cell starts training unless the estimate says its "
+        "training, evaluations and attacks end by then (its model does not outlive the session)",
     )
     report_with: list[str] = setting(
         help="names of other benches whose run folders this bench's report also reads (beside this bench's folder, "

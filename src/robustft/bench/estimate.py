@@ -27,6 +27,10 @@ METHOD_COST = {
     "rift": 8.4,
     "infobert": 3.8,
 }  # x standard's step (objective_cost.json: IMDB, 128 tokens, quiet)
+# The ascent steps each of those costs was measured at (each objective's default); a preset that takes more, such as
+# TextDefender's 30 FreeLB++ steps on SST-2, costs that many times more: each step is a forward and a backward
+# (rift-1000, 2026-12-02: FreeLB++ at 30 steps ran about 3x its 10-step estimate)
+MEASURED_STEPS = {"pgd": 5, "freelb": 5, "freelbpp": 10, "trades": 5, "ascc": 5, "infobert": 3}
 # On short texts a standard step is so cheap that RIFT's fixed costs weigh more: SST-2 in the quick bench, 257 s
 # against standard's 26 s.
 SHORT_TEXT_METHOD_COST = {"rift": 10.0}
@@ -78,7 +82,9 @@ def train_seconds(cfg) -> float:
     length = LONG_TEXT_FACTOR[cfg.task] * min(cfg.max_length, 128) / 64 if cfg.task in LONG_TEXT_FACTOR else 1.0
     padding = 1.0 if cfg.group_by_length else RANDOM_BATCH_PADDING
     costs = METHOD_COST if cfg.task in LONG_TEXT_FACTOR else {**METHOD_COST, **SHORT_TEXT_METHOD_COST}
-    step = costs.get(method, 3.0) * im * length * padding / TRAIN_EXAMPLES_PER_S
+    steps = cfg.method_args.get("steps", MEASURED_STEPS.get(method))
+    ascent = steps / MEASURED_STEPS[method] if method in MEASURED_STEPS and steps else 1.0
+    step = costs.get(method, 3.0) * ascent * im * length * padding / TRAIN_EXAMPLES_PER_S
     step *= FP32_TRAIN_FACTOR if cfg.wanted_precision == "fp32" else 1.0
     return cfg.epochs * (n * step + dev * forward * length / EVAL_EXAMPLES_PER_S)
 

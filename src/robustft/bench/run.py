@@ -148,14 +148,15 @@ def parse_deadline(text: str | None) -> float | None:
 
 @dataclasses.dataclass
 class Deadline:
-    """No training starts past `at` (seconds since the epoch) minus its expected seconds: one cut off by the end of
-    a session is lost (checkpoints are not carried), while an evaluation or attack cut off keeps its examples."""
+    """No cell starts training past `at` (seconds since the epoch) minus the expected seconds of its training,
+    evaluations and attacks: its model does not outlive the session (checkpoints are not carried), so a cell cut off
+    is trained again in the next one, even where its attacks keep their examples."""
 
     at: float
-    train_seconds: dict[str, float]
+    cell_seconds: dict[str, float]
 
     def leaves_no_time_for(self, cell: str) -> bool:
-        return time.time() + self.train_seconds.get(cell, 0.0) > self.at
+        return time.time() + self.cell_seconds.get(cell, 0.0) > self.at
 
 
 def deadline_for(
@@ -165,9 +166,12 @@ def deadline_for(
     if at is None:
         return None
     slower = slowdown(cfg.threads)  # one-thread workers: each job takes longer than one process on every core
-    trains = [j for j in todo if j.kind == "train"]
-    expected = expected_here(trains, jobs, factors)
-    return Deadline(at, {j.id: s * slower for j, s in zip(trains, expected, strict=True)})
+    trained = {j.cell for j in todo if j.kind == "train"}
+    cells: dict[str, float] = {}
+    for job, seconds in zip(todo, expected_here(todo, jobs, factors), strict=True):
+        if job.cell in trained:
+            cells[job.cell] = cells.get(job.cell, 0.0) + seconds * slower
+    return Deadline(at, cells)
 
 
 def run_jobs(
@@ -186,7 +190,8 @@ def run_jobs(
             if job not in pending:  # put off with its cell below
                 continue
             if job.kind == "train" and deadline and deadline.leaves_no_time_for(job.cell) and status(job) != "done":
-                log.warning("bench: not starting %s: its training would not end before the deadline", job.id)
+                why = "its training and attacks would not end before the deadline"
+                log.warning("bench: not starting %s: %s", job.id, why)
                 for put_off in [j for j in pending if j.cell == job.cell]:
                     pending.remove(put_off)
                     bar.update(1)
