@@ -82,8 +82,8 @@ def train_seconds(cfg) -> float:
     length = LONG_TEXT_FACTOR[cfg.task] * min(cfg.max_length, 128) / 64 if cfg.task in LONG_TEXT_FACTOR else 1.0
     padding = 1.0 if cfg.group_by_length else RANDOM_BATCH_PADDING
     costs = METHOD_COST if cfg.task in LONG_TEXT_FACTOR else {**METHOD_COST, **SHORT_TEXT_METHOD_COST}
-    steps = cfg.method_args.get("steps", MEASURED_STEPS.get(method))
-    ascent = steps / MEASURED_STEPS[method] if method in MEASURED_STEPS and steps else 1.0
+    measured = MEASURED_STEPS.get(method)
+    ascent = (cfg.method_args.get("steps") or measured) / measured if measured else 1.0
     step = costs.get(method, 3.0) * ascent * im * length * padding / TRAIN_EXAMPLES_PER_S
     step *= FP32_TRAIN_FACTOR if cfg.wanted_precision == "fp32" else 1.0
     return cfg.epochs * (n * step + dev * forward * length / EVAL_EXAMPLES_PER_S)

@@ -92,21 +92,17 @@ def report_inputs(results_dir: Path, report_with: list[str] | None = None) -> li
     return [results_dir / "runs", *(results_dir.parent / name / "runs" for name in report_with)]
 
 
-def report_baseline(results_dir: Path) -> str | None:
-    """The method a published report compares every other with: its bench's `baseline`, as published.json records
-    (None: the report's default, plain architecture + standard fine-tuning)."""
-    return _published(results_dir).get("baseline")
-
-
 def recheck(results_dir: Path) -> list[str]:
     """Every problem found in a committed results folder (empty when the summaries check out)."""
     from robustft.report.markdown import render_markdown
     from robustft.report.summary import build_summary
 
     results_dir = Path(results_dir)
-    runs = load_runs(report_inputs(results_dir))
+    about = _published(results_dir)
+    runs = load_runs(report_inputs(results_dir, about.get("report_with", [])))
     problems = [p for run in runs for p in check_run_metrics(run)]
-    summary = json.loads(json.dumps(build_summary(runs, baseline=report_baseline(results_dir))))
+    # compared with the baseline its bench named (None: the report's default, plain architecture + standard)
+    summary = json.loads(json.dumps(build_summary(runs, baseline=about.get("baseline"))))
     committed_json = results_dir / "report.json"
     if not committed_json.is_file():
         return problems + [f"{committed_json} is missing"]
