@@ -343,7 +343,11 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
                     {
                         "method": "pgd",
                         "clean": {"mean": 0.80},
-                        "vs_baseline": {"baseline": "rift", "pooled": pooled(-0.05, -0.08, -0.02)},
+                        "vs_baseline": {
+                            "baseline": "rift",
+                            "pooled": pooled(-0.05, -0.08, -0.02),
+                            "both_right_before": {"pooled": pooled(-0.01, -0.04, 0.02, 700)},
+                        },
                     },
                     {"method": "rift", "clean": {"mean": 0.79}},
                     {"method": "bert", "vs_baseline": {"baseline": "rift", "pooled": pooled(-0.2, -0.3, -0.1)}},
@@ -383,9 +387,30 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
     rift, low_adv, adv, low = claim_rows(summary)  # standard fine-tuning is no adversarial baseline: no RIFT row
     assert rift["compared"] == "rift - pgd" and rift["difference"] == 0.05 and rift["ci95"] == [0.02, 0.08]
     assert rift["verdict"] == "reproduced" and "pgd clean 80.0%, rift clean 79.0%" in rift["measured_on"]
+    assert "on the 700 examples both got right before the attack: +1.0 [-2.0, +4.0]" in rift["measured_on"]
     one_task = "indicative only (one task): inconclusive: telling +8.3 points from 0 would take about 121 paired"
     assert adv["verdict"].startswith(one_task)
     assert "the paper's figure is the five-task score" in adv["measured_on"]
     assert low["verdict"] == "not reproduced: the interval rules out the paper's +5.9"
     assert low_adv["claim"] == low["claim"] and low_adv["verdict"] == "reproduced"  # AdvGLUE after 16 per class
     assert adv["claim"].endswith("on AdvGLUE") and "16/class" in low_adv["measured_on"]
+
+
+def test_attacks_are_also_compared_on_the_examples_both_models_got_right_before(tmp_path):
+    from report_fixtures import attack_results, train_config, write_attack
+    from robustft.report.tables import evaluation_table
+
+    runs = tmp_path / "runs"
+    # the baseline is wrong on 20 of 40 before the attack (skipped); IM on 4. Both keep exactly ids 0-9 of the 20
+    # examples both got right, so IM's lead under attack (20 kept against 10) is only its clean accuracy.
+    write_attack(runs, "std", train_config(), attack_results(10, skipped=20))
+    write_attack(runs, "im", train_config(arch="im"), attack_results(20, skipped=4))
+    summary = build_report([runs], tmp_path / "out", plots=False, html=False)
+    vs = row(summary["evaluations"][0], "im+standard")["vs_baseline"]
+    assert vs["per_seed"][0]["difference"] == pytest.approx(10 / 40)
+    both = vs["both_right_before"]
+    assert (both["per_seed"][0]["n"], both["per_seed"][0]["difference"]) == (20, 0.0)
+    assert both["verdict"] == stats.NO_DIFFERENCE and both["pooled"]["n"] == 20
+    table = evaluation_table(summary["evaluations"][0])
+    assert table.columns[-1] == "the same on the examples both got right before the attack"
+    assert table.rows[0][-1].startswith("+0.0 [0.0, 0.0] vs plain+standard") and "n=20" in table.rows[0][-1]

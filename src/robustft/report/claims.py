@@ -90,6 +90,16 @@ def _clean(ev: dict, label: str) -> str:
     return f"{label} clean {100 * mean:.1f}%" if mean is not None else f"{label} clean -"
 
 
+def _both_right(pooled: dict | None, sign: int) -> str:
+    if not pooled:
+        return ""
+    low, high = sorted(sign * x for x in pooled["ci95"])
+    return (
+        f"; on the {pooled['n']} examples both got right before the attack:"
+        f" {_pct(sign * pooled['difference'])} [{_pct(low)}, {_pct(high)}]"
+    )
+
+
 def claim_rows(summary: dict) -> list[dict]:
     """Every comparison in the summary that answers one of the claims above (the AdvGLUE claim by the five-task
     score where it was measured, else by each AdvGLUE task run)."""
@@ -122,9 +132,13 @@ def claim_rows(summary: dict) -> list[dict]:
             if ev["kind"] != "attack" or ev["recipe"] not in RIFT_RECIPES:
                 continue
             cleans = f"{_clean(ev, r['method'])}, {_clean(ev, vs['baseline'])}"
+            # the claim is made "at similar clean accuracy": the same difference where both were right before
+            both = (vs.get("both_right_before") or {}).get("pooled")
             if _is_rift(m) and base["method"] in ADVERSARIAL_METHODS and base["arch"] == "plain":
-                rows.append(_row(RIFT_ATTACKS, compared, ev["title"], pooled, note=cleans))
+                rows.append(_row(RIFT_ATTACKS, compared, ev["title"], pooled, note=cleans + _both_right(both, 1)))
             elif _is_rift(base) and m["method"] in ADVERSARIAL_METHODS and m["arch"] == "plain":
                 flipped = f"{vs['baseline']} - {r['method']}"
-                rows.append(_row(RIFT_ATTACKS, flipped, ev["title"], pooled, sign=-1, note=cleans))
+                rows.append(
+                    _row(RIFT_ATTACKS, flipped, ev["title"], pooled, sign=-1, note=cleans + _both_right(both, -1))
+                )
     return rows

@@ -32,6 +32,13 @@ def attack_outcomes(run: Run) -> dict[str, bool] | None:
     return {str(r["id"]): r["result"] == FAILED for r in run.examples if r["result"] != ERROR}
 
 
+def right_before_attack(run: Run) -> set[str] | None:
+    """Ids of an attack run's examples the model got right before the attack (the attack was not skipped)."""
+    if run.examples is None:
+        return None
+    return {str(r["id"]) for r in run.examples if r["result"] not in (SKIPPED, ERROR)}
+
+
 def outcomes(run: Run) -> dict[str, bool] | None:
     return attack_outcomes(run) if run.verb == "attack" else eval_outcomes(run)
 

@@ -17,7 +17,7 @@ from robustft.evaluate.stats import NO_DIFFERENCE, mean_std, paired_comparison, 
 from robustft.report.anchors import anchor_rows
 from robustft.report.claims import claim_rows
 from robustft.report.deviations import collect_deviations
-from robustft.report.figures import majority_of, outcomes, run_figures
+from robustft.report.figures import majority_of, outcomes, right_before_attack, run_figures
 from robustft.report.folders import Run
 from robustft.report.methods import MethodKey, key_of, labels_for, seed_of, size_of
 
@@ -166,6 +166,11 @@ def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
             base = _baseline_key(key, by_label, baseline)
             if base is not None and base in runs_of:
                 row["vs_baseline"] = _compare(runs_of[key], runs_of[base], labels[key], labels[base])
+                if ev_key[0] == "attack":
+                    # a model that is right on fewer examples has fewer to defend: this one holds clean accuracy equal
+                    row["vs_baseline"]["both_right_before"] = _compare(
+                        runs_of[key], runs_of[base], labels[key], labels[base], both_right_before=True
+                    )
             rows.append(row)
         kind, task, split, recipe, protocol, n, seed = ev_key
         out.append(
@@ -186,21 +191,27 @@ def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
     return out
 
 
-def _compare(mine: dict[str, Run], base: dict[str, Run], label: str, base_label: str) -> dict:
-    """Paired comparisons on the seeds both methods ran, each on the example ids both runs scored."""
+def _compare(
+    mine: dict[str, Run], base: dict[str, Run], label: str, base_label: str, both_right_before: bool = False
+) -> dict:
+    """Paired comparisons on the seeds both methods ran, each on the example ids both runs scored (with
+    `both_right_before`, of an attack: only those both models got right before it)."""
     per_seed, missing, paired = [], [], {}
     for seed in sorted(set(mine) & set(base)):
         a, b = outcomes(mine[seed]), outcomes(base[seed])
         if a is None or b is None:
             missing.append(seed)
             continue
-        ids = sorted(set(a) & set(b))
+        ids = set(a) & set(b)
+        if both_right_before:
+            ids &= right_before_attack(mine[seed]) & right_before_attack(base[seed])
+        ids = sorted(ids)
         if not ids:
             missing.append(seed)
             continue
         result = paired_comparison([a[i] for i in ids], [b[i] for i in ids], names=(label, base_label))
         per_seed.append({"seed": seed, **result})
-        paired[seed] = (a, b)
+        paired[seed] = ({i: a[i] for i in ids}, {i: b[i] for i in ids})
     verdicts = [p["verdict"] for p in per_seed]
     if not per_seed:
         summary = "not paired (no per-example files for a common seed)"

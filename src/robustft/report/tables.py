@@ -89,6 +89,8 @@ def evaluation_table(ev: dict) -> Table:
     if attack:
         columns += ["clean on sample %", "success rate %", "perturbed words %", "queries"]
     columns.append("paired vs baseline: difference [95% CI], test, verdict")
+    if attack:
+        columns.append("the same on the examples both got right before the attack")
     rows = []
     for row in ev["rows"]:
         cells = [row["method"], str(len(row["seeds"])), mean_pm(row["accuracy"]), per_seed(row["seeds"])]
@@ -105,6 +107,8 @@ def evaluation_table(ev: dict) -> Table:
                 avg("avg_num_queries"),
             ]
         cells.append(comparison(row.get("vs_baseline")))
+        if attack:
+            cells.append(comparison((row.get("vs_baseline") or {}).get("both_right_before")))
         rows.append(cells)
     notes = []
     maj = ev["majority"]
@@ -114,6 +118,10 @@ def evaluation_table(ev: dict) -> Table:
         notes.append(f"Left out as repeats of a method and seed already counted: {', '.join(ev['duplicates'])}.")
     if attack:
         notes.append("Accuracy under attack = examples still right after the attack / all attacked (TextAttack).")
+        notes.append(
+            "The last column compares the two models at equal clean accuracy: only the examples both got right "
+            "before the attack, so neither is credited for having fewer to defend or blamed for errors it made clean."
+        )
         errored = [f"{s['run']} ({s['num_errors']})" for row in ev["rows"] for s in row["seeds"] if s.get("num_errors")]
         if errored:
             notes.append(f"Left out of n: examples whose attack ended in an error, in {', '.join(errored)}.")
