@@ -59,6 +59,17 @@ def test_a_restored_bench_redoes_no_finished_job_and_retrains_only_cells_with_jo
     assert (root / "im-sst2-n32-s0" / "best").is_dir() and not (root / "bert-sst2-n32-s0" / "best").exists()
 
 
+def test_saving_again_before_a_restored_cell_is_retrained_keeps_its_saved_training(saved, tmp_path):
+    cfg, folder = saved
+    bench(cfg, list_only=True, restore_from=folder)  # the IM training comes back as its config only
+    training = folder / "cells/im-sst2-n32-s0"
+    log = (training / "train.log").read_text()
+    bench(cfg, save_to=folder)  # a session that ran nothing of that cell, saving before it ends
+    assert (training / "metrics.json").is_file() and (training / "train.log").read_text() == log
+    listed = bench(cfg, list_only=True, restore_from=folder)["jobs"]
+    assert listed[PARTIAL_CELL] == "partial"
+
+
 def test_a_restored_result_of_another_model_is_redone(saved, tmp_path, caplog):
     cfg, folder = saved
     bench(cfg, list_only=True, restore_from=folder)

@@ -33,10 +33,21 @@ def save(jobs: list[Job], bench: Path, dest: Path) -> dict[str, int]:
     many were finished and how many partial."""
     counts = {"finished": 0, "partial": 0}
     for job in jobs:
+        saved = dest / relative(job, bench)
+        if untouched_since_restore(job.folder) and saved.is_dir():
+            # a training restored for retraining (its config only) and not trained again here: replacing the
+            # saved one would erase its log and results, which stand until the same seed trains it again
+            counts["finished" if runs.is_finished(saved) else "partial"] += 1
+            continue
         if (job.folder / runs.CONFIG).is_file():
             runs.export_run(job.folder, dest / relative(job, bench))
             counts["finished" if runs.is_finished(job.folder) else "partial"] += 1
     return counts
+
+
+def untouched_since_restore(folder: Path) -> bool:
+    """A training folder as `restore` leaves a cell to train again: its config.json and nothing else."""
+    return folder.is_dir() and [f.name for f in folder.iterdir() if f.is_file()] == [runs.CONFIG]
 
 
 def restore(jobs: list[Job], bench: Path, src: Path) -> dict[str, int]:
