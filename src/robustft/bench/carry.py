@@ -40,7 +40,7 @@ def save(jobs: list[Job], bench: Path, dest: Path) -> dict[str, int]:
             counts["finished" if runs.is_finished(saved) else "partial"] += 1
             continue
         if (job.folder / runs.CONFIG).is_file():
-            runs.export_run(job.folder, dest / relative(job, bench))
+            runs.export_run(job.folder, saved)
             counts["finished" if runs.is_finished(job.folder) else "partial"] += 1
     return counts
 
