@@ -66,6 +66,10 @@ def test_saving_again_before_a_restored_cell_is_retrained_keeps_its_saved_traini
     log = (training / "train.log").read_text()
     bench(cfg, save_to=folder)  # a session that ran nothing of that cell, saving before it ends
     assert (training / "metrics.json").is_file() and (training / "train.log").read_text() == log
+    retraining = tmp_path / "runs/bench/tiny/cells/im-sst2-n32-s0"
+    (retraining / "train.log").write_text("epoch 1 of the same seed\n")  # saved while training again
+    bench(cfg, save_to=folder)
+    assert (training / "metrics.json").is_file() and (training / "train.log").read_text() == log
     listed = bench(cfg, list_only=True, restore_from=folder)["jobs"]
     assert listed[PARTIAL_CELL] == "partial"
 

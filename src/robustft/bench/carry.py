@@ -34,10 +34,10 @@ def save(jobs: list[Job], bench: Path, dest: Path) -> dict[str, int]:
     counts = {"finished": 0, "partial": 0}
     for job in jobs:
         saved = dest / relative(job, bench)
-        if untouched_since_restore(job.folder) and saved.is_dir():
-            # a training restored for retraining (its config only) and not trained again here: replacing the
-            # saved one would erase its log and results, which stand until the same seed trains it again
-            counts["finished" if runs.is_finished(saved) else "partial"] += 1
+        if being_redone(job.folder, saved):
+            # a training restored for retraining and not (yet) trained again here: replacing the saved one would
+            # erase its log and results, which stand until the same settings train it again to the end
+            counts["finished"] += 1
             continue
         if (job.folder / runs.CONFIG).is_file():
             runs.export_run(job.folder, saved)
@@ -45,9 +45,17 @@ def save(jobs: list[Job], bench: Path, dest: Path) -> dict[str, int]:
     return counts
 
 
-def untouched_since_restore(folder: Path) -> bool:
-    """A training folder as `restore` leaves a cell to train again: its config.json and nothing else."""
-    return folder.is_dir() and [f.name for f in folder.iterdir() if f.is_file()] == [runs.CONFIG]
+def being_redone(folder: Path, saved: Path) -> bool:
+    """`saved` is a finished run and `folder` the same run (same settings hash) not finished here: a training
+    restored to train again (config only, or part-way through its epochs)."""
+    mine, theirs = runs.read_description(folder), runs.read_description(saved)
+    return (
+        mine is not None
+        and theirs is not None
+        and mine.get("hash") == theirs.get("hash")
+        and runs.is_finished(saved)
+        and not runs.is_finished(folder)
+    )
 
 
 def restore(jobs: list[Job], bench: Path, src: Path) -> dict[str, int]:
