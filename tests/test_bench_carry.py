@@ -185,6 +185,39 @@ def test_a_deadline_starts_no_training_that_would_not_end_before_it(tiny_model_d
         bench(cfg, list_only=True)
 
 
+def test_a_deadline_leaves_a_training_another_worker_runs_to_it_and_then_runs_its_attacks(
+    tiny_model_dir, tmp_path, caplog, monkeypatch
+):
+    """Past the deadline, a worker finding a training that another worker is running neither calls it put off nor
+    drops its cell's attacks: it waits for the model and attacks it (the training was started in time)."""
+    import datetime
+    import threading
+
+    from robustft.bench import run as bench_run
+    from robustft.bench.matrix import expand
+    from robustft.runs import try_hold
+
+    monkeypatch.setattr(bench_run, "WAIT_POLL_S", 0.05)
+    past = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=1)
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "b", deadline=past.strftime("%Y-%m-%dT%H:%M:%S"))
+    training = next(j for j in expand(cfg) if j.id == "bert/sst2/n32/s0")
+    holding = threading.Event()
+
+    def other_worker():
+        with try_hold(bench_run.claim_path(tmp_path / "b", training.id)) as mine:
+            assert mine
+            holding.set()
+            bench_run.RUNNERS["train"](training.config, resume=True, overwrite=False)
+
+    thread = threading.Thread(target=other_worker)
+    thread.start()
+    holding.wait()
+    result = bench(cfg, only="bert/*")
+    thread.join()
+    assert set(result["jobs"].values()) == {"done"}
+    assert "not starting" not in caplog.text
+
+
 def test_a_deadline_counts_a_cell_s_attacks_with_its_training(tiny_model_dir, tmp_path):
     """A model does not outlive the session, so a cell whose training would end in time but whose attacks would
     not is not started (rift-1000's FreeLB++: 140 minutes of training, then its attacks, in a 160-minute session)."""

@@ -189,7 +189,13 @@ def run_jobs(
         for job in list(pending):
             if job not in pending:  # put off with its cell below
                 continue
-            if job.kind == "train" and deadline and deadline.leaves_no_time_for(job.cell) and status(job) != "done":
+            if (
+                job.kind == "train"
+                and deadline
+                and deadline.leaves_no_time_for(job.cell)
+                and not held_elsewhere(folder, job.id)  # another worker is training it: its jobs wait for it
+                and status(job) != "done"  # after the hold: a training finished elsewhere meanwhile is done
+            ):
                 why = "its training and attacks would not end before the deadline"
                 log.warning("bench: not starting %s: %s", job.id, why)
                 for put_off in [j for j in pending if j.cell == job.cell]:
