@@ -342,15 +342,27 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
                 "rows": [
                     {
                         "method": "pgd",
-                        "clean": {"mean": 0.80},
+                        "seeds": [{"seed": 0, "clean": {"accuracy": 0.80}}],
                         "vs_baseline": {
                             "baseline": "rift",
+                            "per_seed": [{"seed": 0}],
                             "pooled": pooled(-0.05, -0.08, -0.02),
                             "both_right_before": {"pooled": pooled(-0.01, -0.04, 0.02, 700)},
                         },
                     },
-                    {"method": "rift", "clean": {"mean": 0.79}},
-                    {"method": "bert", "vs_baseline": {"baseline": "rift", "pooled": pooled(-0.2, -0.3, -0.1)}},
+                    # RIFT's second seed is not in the comparison, so not in the clean accuracy beside it
+                    {
+                        "method": "rift",
+                        "seeds": [{"seed": 0, "clean": {"accuracy": 0.79}}, {"seed": 1, "clean": {"accuracy": 0.70}}],
+                    },
+                    {
+                        "method": "bert",
+                        "vs_baseline": {
+                            "baseline": "rift",
+                            "per_seed": [{"seed": 0}],
+                            "pooled": pooled(-0.2, -0.3, -0.1),
+                        },
+                    },
                 ],
             },
             {

@@ -84,10 +84,11 @@ def _is_rift(m: dict) -> bool:
     return m["arch"] == "plain" and m["method"].startswith("rift")
 
 
-def _clean(ev: dict, label: str) -> str:
-    row = next((r for r in ev["rows"] if r["method"] == label), None)
-    mean = ((row or {}).get("clean") or {}).get("mean")
-    return f"{label} clean {100 * mean:.1f}%" if mean is not None else f"{label} clean -"
+def _clean(ev: dict, label: str, seeds: set) -> str:
+    """The method's clean accuracy on the attacked sample, over the seeds the comparison paired (not all it ran)."""
+    row = next((r for r in ev["rows"] if r["method"] == label), None) or {}
+    values = [s["clean"]["accuracy"] for s in row.get("seeds", []) if s["seed"] in seeds and s.get("clean")]
+    return f"{label} clean {100 * sum(values) / len(values):.1f}%" if values else f"{label} clean -"
 
 
 def _both_right(pooled: dict | None, sign: int) -> str:
@@ -131,7 +132,8 @@ def claim_rows(summary: dict) -> list[dict]:
                 rows.append(row)
             if ev["kind"] != "attack" or ev["recipe"] not in RIFT_RECIPES:
                 continue
-            cleans = f"{_clean(ev, r['method'])}, {_clean(ev, vs['baseline'])}"
+            paired_seeds = {p["seed"] for p in vs["per_seed"]}
+            cleans = f"{_clean(ev, r['method'], paired_seeds)}, {_clean(ev, vs['baseline'], paired_seeds)}"
             # the claim is made "at similar clean accuracy": the same difference where both were right before
             both = (vs.get("both_right_before") or {}).get("pooled")
             if _is_rift(m) and base["method"] in ADVERSARIAL_METHODS and base["arch"] == "plain":
