@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from robustft.evaluate.stats import claim_verdict, examples_to_resolve
+from robustft.evaluate.stats import claim_verdict, examples_to_resolve, mean_std
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,8 @@ def _is_rift(m: dict) -> bool:
 def _clean(ev: dict, label: str, seeds: set) -> str:
     """The method's clean accuracy on the attacked sample, over the seeds the comparison paired (not all it ran)."""
     row = next((r for r in ev["rows"] if r["method"] == label), None) or {}
-    values = [s["clean"]["accuracy"] for s in row.get("seeds", []) if s["seed"] in seeds and s.get("clean")]
-    return f"{label} clean {100 * sum(values) / len(values):.1f}%" if values else f"{label} clean -"
+    mean = mean_std([s["clean"]["accuracy"] for s in row.get("seeds", []) if s["seed"] in seeds and s.get("clean")])
+    return f"{label} clean {100 * mean['mean']:.1f}%" if mean["mean"] is not None else f"{label} clean -"
 
 
 def _both_right(pooled: dict | None, sign: int) -> str:
