@@ -329,6 +329,7 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
         "methods": {
             "rift": {**plain, "method": "rift-snli"},
             "pgd": {**plain, "method": "pgd"},
+            "ascc": {**plain, "method": "ascc"},
             "bert": {**plain, "method": "standard"},
             "im": {**plain, "arch": "im", "method": "standard", "size": "16/class", "n_train": 32},
             "im-full": {**plain, "arch": "im", "method": "standard"},
@@ -361,6 +362,14 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
                             "baseline": "rift",
                             "per_seed": [{"seed": 0}],
                             "pooled": pooled(-0.2, -0.3, -0.1),
+                        },
+                    },
+                    {
+                        "method": "ascc",  # a baseline ahead of RIFT by an unresolved 1.7 points
+                        "vs_baseline": {
+                            "baseline": "rift",
+                            "per_seed": [{"seed": 0}],
+                            "pooled": pooled(0.017, 0.0, 0.034),
                         },
                     },
                 ],
@@ -396,7 +405,9 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
             },
         ],
     }
-    rift, low_adv, adv, low = claim_rows(summary)  # standard fine-tuning is no adversarial baseline: no RIFT row
+    rift, ascc, low_adv, adv, low = claim_rows(summary)  # standard fine-tuning is no adversarial baseline: no row
+    assert ascc["compared"] == "rift - ascc" and ascc["verdict"].startswith("inconclusive: telling -1.7 points from 0")
+    assert str(ascc["ci95"][1]) == "0.0"  # an interval ending at 0 does not print as -0.0
     assert rift["compared"] == "rift - pgd" and rift["difference"] == 0.05 and rift["ci95"] == [0.02, 0.08]
     assert rift["verdict"] == "reproduced" and "pgd clean 80.0%, rift clean 79.0%" in rift["measured_on"]
     assert "on the 700 examples both got right before the attack: +1.0 [-2.0, +4.0]" in rift["measured_on"]

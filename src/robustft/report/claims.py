@@ -41,7 +41,8 @@ def _pct(x: float) -> str:
 
 
 def _row(claim: Claim, compared: str, measured_on: str, pooled: dict, sign: int = 1, note: str = "") -> dict:
-    d, (low, high) = sign * pooled["difference"], sorted(sign * x for x in pooled["ci95"])
+    # "+ 0.0" turns a negated 0 bound into 0.0, which prints as +0.0, not -0.0
+    d, (low, high) = sign * pooled["difference"], sorted(sign * x + 0.0 for x in pooled["ci95"])
     claimed = None if claim.points is None else claim.points / 100
     verdict = claim_verdict((low, high), claimed)
     n = pooled.get("n")
@@ -55,7 +56,7 @@ def _row(claim: Claim, compared: str, measured_on: str, pooled: dict, sign: int 
         target = claimed if claimed is not None else d
         needed = examples_to_resolve((high - low) / 2, n, target) if n else None
         verdict += (
-            f": telling {_pct(abs(target))} points from 0 would take about {needed:,} paired examples per seed"
+            f": telling {_pct(target)} points from 0 would take about {needed:,} paired examples per seed"
             if needed
             else ""
         )
