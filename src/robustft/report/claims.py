@@ -40,9 +40,15 @@ def _pct(x: float) -> str:
     return f"{100 * x:+.1f}"
 
 
+def _signed(pooled: dict, sign: int) -> tuple[float, float, float]:
+    """The pooled difference and its interval, read the other way round when sign is -1 ("+ 0.0": a negated 0
+    is 0.0, so it prints as +0.0, not -0.0)."""
+    low, high = sorted(sign * x + 0.0 for x in pooled["ci95"])
+    return sign * pooled["difference"] + 0.0, low, high
+
+
 def _row(claim: Claim, compared: str, measured_on: str, pooled: dict, sign: int = 1, note: str = "") -> dict:
-    # "+ 0.0" turns a negated 0 bound into 0.0, which prints as +0.0, not -0.0
-    d, (low, high) = sign * pooled["difference"], sorted(sign * x + 0.0 for x in pooled["ci95"])
+    d, low, high = _signed(pooled, sign)
     claimed = None if claim.points is None else claim.points / 100
     verdict = claim_verdict((low, high), claimed)
     n = pooled.get("n")
@@ -95,11 +101,8 @@ def _clean(ev: dict, label: str, seeds: set) -> str:
 def _both_right(pooled: dict | None, sign: int) -> str:
     if not pooled:
         return ""
-    low, high = sorted(sign * x for x in pooled["ci95"])
-    return (
-        f"; on the {pooled['n']} examples both got right before the attack:"
-        f" {_pct(sign * pooled['difference'])} [{_pct(low)}, {_pct(high)}]"
-    )
+    d, low, high = _signed(pooled, sign)
+    return f"; on the {pooled['n']} examples both got right before the attack: {_pct(d)} [{_pct(low)}, {_pct(high)}]"
 
 
 def claim_rows(summary: dict) -> list[dict]:
