@@ -96,6 +96,8 @@ def test_jobs_are_listed_filtered_and_wait_for_their_model(tiny_model_dir, tmp_p
         bench(cfg, only="nothing-like-this")
     kept = bench(cfg, list_only=True, skip="im/*")["jobs"]
     assert len(kept) == 4 and all(k.startswith("bert/") for k in kept)
+    kept = bench(cfg, list_only=True, skip=["im/*", "*eval*"])["jobs"]  # --skip given twice
+    assert kept and all(k.startswith("bert/") and " eval " not in k for k in kept) and len(kept) < 4
     assert list(bench(cfg, list_only=True, only="*eval*", skip="*advglue*")["jobs"]) == [
         "bert/sst2/n32/s0 eval sst2/dev/n16",
         "im/sst2/n32/s0 eval sst2/dev/n16",

@@ -124,6 +124,7 @@ examples:
   robustft bench advglue --list                          the jobs, their status and expected minutes
   robustft bench lowresource --only 'im-bert/*'          only the IM-BERT cells (and their evaluations)
   robustft bench rift --skip 'im-rift/*'                 every job but the IM + RIFT cells (run them later)
+  robustft bench rift --skip 'im-rift/*' --skip 'rift/*' neither: --skip takes a glob each time it is given
   robustft bench rift --sizes [2000] --train.epochs 2    the RIFT protocol, smaller
   robustft bench quick --save docs/results/quick/runs    its progress, to commit; elsewhere: --restore ... to go on
 
@@ -242,7 +243,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("spec", metavar="PRESET|CONFIG", help="a preset name or a YAML/JSON bench config")
     p.add_argument("--list", action="store_true", help="list the jobs with their status and expected minutes")
     p.add_argument("--only", help="run only the jobs whose id matches this glob (see --list)")
-    p.add_argument("--skip", help="leave out the jobs whose id matches this glob, e.g. the costliest method for last")
+    p.add_argument(
+        "--skip",
+        action="append",
+        help="leave out the jobs whose id matches this glob, e.g. the costliest method for last (repeat for several)",
+    )
     p.add_argument("--overwrite", action="store_true", help="delete and redo the selected jobs")
     p.add_argument(
         "--save",

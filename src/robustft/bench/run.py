@@ -53,11 +53,14 @@ def matches(job: Job, pattern: str) -> bool:
     return fnmatch.fnmatch(job.id, pattern) or fnmatch.fnmatch(job.id, f"*{pattern}*")
 
 
-def select(jobs: list[Job], only: str | None, skip: str | None = None) -> list[Job]:
-    """The jobs matching `only` (all when unset) and not `skip`, e.g. the costliest method's cells left for last."""
-    chosen = [j for j in jobs if (not only or matches(j, only)) and not (skip and matches(j, skip))]
+def select(jobs: list[Job], only: str | None, skip: str | list[str] | None = None) -> list[Job]:
+    """The jobs matching `only` (all when unset) and none of the `skip` globs, e.g. the costliest methods' cells left
+    for last."""
+    skips = [skip] if isinstance(skip, str) else list(skip or [])
+    chosen = [j for j in jobs if (not only or matches(j, only)) and not any(matches(j, s) for s in skips)]
     if not chosen:
-        raise ConfigError(f"only / skip: no job id matches '{only or '*'}' but not '{skip}' (list them with --list)")
+        but = " or ".join(f"'{s}'" for s in skips) or "''"
+        raise ConfigError(f"only / skip: no job id matches '{only or '*'}' but not {but} (list them with --list)")
     return chosen
 
 
@@ -289,7 +292,7 @@ def bench(
     list_only: bool = False,
     resume: bool = True,
     overwrite: bool = False,
-    skip: str | None = None,
+    skip: str | list[str] | None = None,
     save_to: Path | None = None,
     restore_from: Path | None = None,
 ) -> dict:
