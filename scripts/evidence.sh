@@ -19,6 +19,8 @@ QUEUE=(
     "configs/im-lowresource-1000.yaml"
     # configs/rift-study.yaml (the 6,227-example subset) needs a GPU here: configs/rift-1000.yaml says why
     "configs/rift-1000.yaml --skip im-rift/* --skip freelbpp/*"
+    # the same comparison on SNLI, one of the paper's two tasks (added 2026-12-03; its config says why and how)
+    "configs/rift-1000-snli.yaml"
     # FreeLB++ with its 30 steps a batch last and alone on both cores: one cell is about 60 minutes of training on two
     # threads, over 140 on a one-thread worker (whose deadline check puts it off above), too long to train and attack
     # in one session on one. Last, because with 30 steps it does not fit MiniLM (docs/rift.md): RIFT's and the other
