@@ -95,7 +95,7 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
             "baseline": cfg.baseline,  # the method its report compares every other with, paired
         },
     )
-    build_report(inputs, target, baseline=cfg.baseline, title=f"robustft bench {cfg.name}")
+    build_report(inputs, target, baseline=cfg.baseline, bench_baseline=True, title=f"robustft bench {cfg.name}")
     print(f"published {saved['finished']} finished and {saved['partial']} partial jobs of {bench} into {target}")
 
 

@@ -227,6 +227,14 @@ def test_unknown_baseline_and_empty_folder_are_user_errors(built, tmp_path):
         build_report([tmp_path], tmp_path / "out")
 
 
+def test_a_bench_whose_baseline_has_not_finished_yet_is_reported_without_pairs(built, tmp_path):
+    # a bench part-way (e.g. its RIFT cells put off by a deadline) still publishes what finished
+    summary = build_report([built[0]], tmp_path, baseline="rift", bench_baseline=True, plots=False, html=False)
+    assert summary["baseline"].startswith("rift (no run of it has finished yet")
+    assert summary["evaluations"] and not any("vs_baseline" in r for ev in summary["evaluations"] for r in ev["rows"])
+    assert "no run of it has finished yet" in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
 def test_command_line_parses_and_writes(built, tmp_path, capsys):
     from robustft.report import command
 

@@ -164,7 +164,9 @@ def cmd_bench(args) -> int:
             print(f"report: without {missing} (report_with names it, but this machine has no such bench folder)")
         folders = [bench_dir(cfg), *(p for p in partners if p.is_dir())]
         with hold(bench_dir(cfg) / SHARDS_LOCK):  # shards finishing together build it one after the other
-            summary = build_report(folders, out, baseline=cfg.baseline, title=f"robustft bench {cfg.name}")
+            summary = build_report(
+                folders, out, baseline=cfg.baseline, bench_baseline=True, title=f"robustft bench {cfg.name}"
+            )
         print(render_table(overview_table(summary)))
         print(f"report: {out / 'report.html'}")
     return 0

@@ -12,6 +12,7 @@ def build_report(
     run_dirs: list[Path],
     out_dir: Path,
     baseline: str | None = None,
+    bench_baseline: bool = False,
     title: str = "robustft report",
     plots: bool = True,
     html: bool = True,
@@ -19,7 +20,7 @@ def build_report(
 ) -> dict:
     """Read the run folders (or folders holding them), write report.json, report.md, the PNG plots and
     report.html (with the first `examples_per_run` attacked examples of each attack run) into `out_dir`, and
-    return the summary (the content of report.json)."""
+    return the summary (the content of report.json). `bench_baseline`: `build_summary`'s."""
     from robustft.atomic import atomic_write_json, atomic_write_text
     from robustft.report.folders import load_runs
     from robustft.report.html import render_html
@@ -30,7 +31,7 @@ def build_report(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = load_runs([Path(p) for p in run_dirs])
-    summary = build_summary(runs, baseline=baseline)
+    summary = build_summary(runs, baseline=baseline, bench_baseline=bench_baseline)
     names = write_plots(summary, out_dir) if plots else []
     atomic_write_json(out_dir / "report.json", summary)
     atomic_write_text(out_dir / "report.md", render_markdown(summary, title=title, plots=names))

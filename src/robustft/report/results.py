@@ -102,7 +102,7 @@ def recheck(results_dir: Path) -> list[str]:
     runs = load_runs(report_inputs(results_dir, about.get("report_with", [])))
     problems = [p for run in runs for p in check_run_metrics(run)]
     # compared with the baseline its bench named (None: the report's default, plain architecture + standard)
-    summary = json.loads(json.dumps(build_summary(runs, baseline=about.get("baseline"))))
+    summary = json.loads(json.dumps(build_summary(runs, baseline=about.get("baseline"), bench_baseline=True)))
     committed_json = results_dir / "report.json"
     if not committed_json.is_file():
         return problems + [f"{committed_json} is missing"]

@@ -53,11 +53,14 @@ def _sort_key(value) -> tuple:
     return (KIND_ORDER[value[0]],) + tuple((v is None, str(v)) for v in value[1:])
 
 
-def build_summary(runs: list[Run], baseline: str | None = None) -> dict:
+def build_summary(runs: list[Run], baseline: str | None = None, bench_baseline: bool = False) -> dict:
+    """`bench_baseline`: the baseline is a method of the bench the runs come from, which may have no finished run
+    yet (a bench part-way); the report then pairs nothing and says so. Otherwise an unknown baseline is an error."""
     keyed = [(run, method_of(run)) for run in runs if run.verb in ("train", "eval", "attack")]
     labels = labels_for(sorted({k for _, k in keyed}, key=repr))
     by_label = {label: key for key, label in labels.items()}
-    if baseline is not None and baseline not in by_label and all(k.label != baseline for k in by_label.values()):
+    absent = baseline is not None and baseline not in by_label and all(k.label != baseline for k in by_label.values())
+    if absent and not bench_baseline:
         raise ConfigError(f"baseline '{baseline}' is not a method of these runs: {', '.join(sorted(by_label))}")
 
     methods = _methods(keyed, labels)
@@ -74,7 +77,9 @@ def build_summary(runs: list[Run], baseline: str | None = None) -> dict:
             }
             for r, k in [(r, method_of(r)) for r in runs]
         ],
-        "baseline": baseline or "plain+standard (same model, task and training size)",
+        "baseline": f"{baseline} (no run of it has finished yet: nothing is paired)"
+        if absent
+        else baseline or "plain+standard (same model, task and training size)",
         "methods": methods,
         "evaluations": evaluations,
         "advglue": _advglue(keyed),
