@@ -72,8 +72,11 @@ def publish(spec: str, bench_root: Path, conditions: str) -> None:
     unpublished = [str(p) for p in inputs[1:] if not p.is_dir()]
     if unpublished:
         raise ConfigError(f"{spec}: report_with names {', '.join(unpublished)}, not published: publish it first")
-    saved = carry.save(jobs, bench, target / "runs")
     finished = [j.folder for j in jobs if is_finished(j.folder)]
+    if not finished:  # its partial jobs are trainings, whose models are not saved: nothing to carry or report yet
+        print(f"{spec}: no job finished yet, nothing published")
+        return
+    saved = carry.save(jobs, bench, target / "runs")
     described = [read_description(folder) or {} for folder in finished]  # each job's config.json
     last_call = read_metrics(bench) or {}  # the last `robustft bench` call's (absent while one runs)
     ran = json.loads((bench / "config.json").read_text(encoding="utf-8"))["versions"]

@@ -139,6 +139,8 @@ def test_publishing_a_running_bench_saves_its_jobs_and_says_how_far_it_got(tiny_
 
     cfg = bench_config(str(config))
     cfg.output_dir = "runs/bench/tiny"
+    publish.publish(str(config), tmp_path / "runs/bench", "")  # a bench whose trainings have not finished
+    assert not (tmp_path / "results/tiny").exists()  # has nothing to carry over and no report: skipped, no error
     bench(cfg, only="bert/*")
     publish.publish(str(config), tmp_path / "runs/bench", "")
     about = json.loads((tmp_path / "results/tiny/published.json").read_text())
