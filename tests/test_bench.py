@@ -10,6 +10,7 @@ from robustft.bench.presets import PRESETS
 from robustft.bench.run import bench
 from robustft.config import BenchConfig, TrainConfig, apply_overrides
 from robustft.errors import ConfigError
+from robustft.train.loop import apply_preset
 
 
 def tiny_bench(model_dir, out, **kw) -> BenchConfig:
@@ -38,6 +39,17 @@ def test_every_preset_expands_and_never_selects_on_an_evaluation_set():
         assert trains and all(not j.config.dev_split.startswith("test") for j in trains), name
         assert all(not j.config.task.startswith(("advglue", "textfooler")) for j in trains), name
         assert len({j.id for j in jobs}) == len(jobs)
+
+
+def test_the_rift_preset_trains_standard_as_its_adversarial_baselines_but_for_the_objective():
+    jobs = expand(apply_overrides(BenchConfig(), PRESETS["rift"]).validate())
+    cells = {j.id: j.config for j in jobs if j.kind == "train"}
+    keys = ("epochs", "lr", "weight_decay", "max_grad_norm", "batch_size", "warmup_ratio", "lr_schedule")
+    for task in ("imdb", "snli"):
+        standard, freelbpp = cells[f"bert/{task}/all/s0"], cells[f"freelbpp/{task}/all/s0"]
+        apply_preset(standard), apply_preset(freelbpp)
+        assert {k: getattr(standard, k) for k in keys} == {k: getattr(freelbpp, k) for k in keys}, task
+    assert cells["bert/imdb/all/s0"].max_length == cells["freelbpp/imdb/all/s0"].max_length == 256
 
 
 def test_every_seed_of_the_matrix_is_whole_before_the_next_one_starts(tiny_model_dir, tmp_path):

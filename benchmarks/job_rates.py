@@ -1,0 +1,150 @@
+"""Measured time of a bench's training cells on this machine (a GPU's, say), from short runs of the real loop.
+
+    python benchmarks/job_rates.py rift --only '*/imdb/*' --steps 40 --name job_rates_imdb_h200
+
+For each selected training cell: its own TrainConfig (preset, batch, length, precision, device, IM setting) trains
+`--steps` optimizer steps of one epoch through `robustft.train.loop.train` (the loop's examples/s counts optimizer
+work only), then the trained model scores `--eval_n` examples of the cell's dev split through `class_probs`, what
+every dev pass and evaluation job calls (its examples/s). The cell's full time is then epochs x (train examples /
+train rate + dev examples / eval rate) + its evaluation jobs' examples / eval rate. Attacks are not timed here
+(their cost per example depends on how robust the trained model is). Before the first cell, one warm-up cell run
+(CUDA context, kernels) is not reported. On CUDA the peak memory of each cell's training is saved too.
+
+`--model PATH` replaces every cell's model, e.g. a folder holding the backbone's config and tokenizer with freshly
+initialised weights where the real weights cannot travel: a step's arithmetic, and so its time, does not depend on
+the weights' values (the accuracy of such runs means nothing and is not saved).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from common import load_average, save, sync
+from robustft import runs, runtime
+from robustft.bench.estimate import split_size
+from robustft.bench.matrix import expand
+from robustft.bench.presets import bench_config
+from robustft.bench.run import select
+from robustft.config import explicit_keys
+from robustft.data.tasks import load_examples
+from robustft.models.factory import load_classifier
+from robustft.models.predict import class_probs
+from robustft.train.loop import apply_preset, train
+
+
+def with_keys(cfg, **values):
+    """A copy of `cfg` with `values` set as the user's choice (so no preset overrides them)."""
+    cfg = copy.deepcopy(cfg)
+    chosen = explicit_keys(cfg)
+    for key, value in values.items():
+        setattr(cfg, key, value)
+    cfg.explicit_keys = sorted(chosen | set(values))
+    return cfg
+
+
+def short_train(cfg, steps: int, out: Path, model: str | None) -> dict:
+    """Metrics of `steps` optimizer steps of `cfg`'s loop (one epoch of steps x batch examples)."""
+    full = copy.deepcopy(cfg)
+    apply_preset(full)
+    keys = {"n_train": steps * full.batch_size, "n_dev": 64, "epochs": 1, "output_dir": str(out), "progress": False}
+    device = runtime.pick_device(cfg.device)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    run = train(with_keys(cfg, **keys, **({"model": model} if model else {})), progress=False)
+    metrics = json.loads((run / "metrics.json").read_text())
+    if device.type == "cuda":
+        metrics["peak_memory_mib"] = round(torch.cuda.max_memory_allocated(device) / 2**20, 1)
+    return metrics
+
+
+def eval_rate(train_cfg, run: Path, n: int) -> float:
+    """Examples per second of the evaluation verb's scoring (`class_probs`, as every eval and dev pass calls it) on
+    `n` examples of the cell's dev split, with the run's model; one warm-up pass first."""
+    model, tokenizer = load_classifier(runs.resolve(str(run)).model)
+    device = runtime.pick_device(train_cfg.device)
+    model.to(device)
+    examples = load_examples(train_cfg.task, train_cfg.dev_split, n=n, seed=0)
+    score = dict(max_length=train_cfg.max_length, batch_size=train_cfg.eval_batch_size, precision=train_cfg.precision)
+    class_probs(model, tokenizer, examples[:64], **score)
+    sync(device)
+    start = time.perf_counter()
+    class_probs(model, tokenizer, examples, **score)
+    sync(device)
+    return len(examples) / (time.perf_counter() - start)
+
+
+def cell_row(job, evals: list, args, out: Path) -> dict:
+    full = copy.deepcopy(job.config)
+    apply_preset(full)
+    metrics = short_train(job.config, args.steps, out / "train", args.model)
+    n_train = full.n_train or split_size(full.task, full.train_split)
+    n_dev = full.n_dev or split_size(full.task, full.dev_split)
+    rate = eval_rate(full, out / "train", args.eval_n)
+    n_eval = sum(split_size(j.config.task, j.config.split) for j in evals)
+    train_rate = metrics["train_examples_per_s"]
+    hours = (full.epochs * (n_train / train_rate + n_dev / rate) + n_eval / rate) / 3600
+    return {
+        "job": job.id,
+        "method": full.method,
+        "arch": full.arch,
+        "batch_size": full.batch_size,
+        "max_length": full.max_length,
+        "group_by_length": full.group_by_length,
+        "steps_timed": metrics["steps"],
+        "train_examples_per_s": train_rate,
+        "device": metrics["device"],
+        "precision": metrics["precision"],
+        "peak_memory_mib": metrics.get("peak_memory_mib"),
+        "eval_examples_per_s": round(rate, 1),
+        "full_cell": {"epochs": full.epochs, "n_train": n_train, "n_dev": n_dev, "eval_n": n_eval},
+        "expected_hours": round(hours, 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("bench", help="a preset name or a bench config file")
+    parser.add_argument("--only", help="job id glob, as robustft bench --only")
+    parser.add_argument("--skip", nargs="*", default=[], help="job id globs to leave out")
+    parser.add_argument("--steps", type=int, default=40, help="optimizer steps timed per cell")
+    parser.add_argument("--eval_n", type=int, default=1000, help="dev examples the evaluation rate is timed on")
+    parser.add_argument("--model", help="replace every cell's model (see above)")
+    parser.add_argument("--name", default="job_rates", help="results/<name>.json")
+    args = parser.parse_args()
+
+    jobs = select(expand(bench_config(args.bench)), args.only, args.skip)
+    cells = [j for j in jobs if j.kind == "train"]
+    load_before = load_average()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        short_train(cells[0].config, 5, Path(tmp) / "warm-up", args.model)
+        for i, job in enumerate(cells):
+            evals = [j for j in jobs if j.kind == "eval" and j.cell == job.id]
+            rows.append(cell_row(job, evals, args, Path(tmp) / f"cell{i}"))
+            print(json.dumps(rows[-1]), flush=True)
+    save(
+        args.name,
+        {
+            "bench": args.bench,
+            "only": args.only,
+            "skip": args.skip,
+            "steps": args.steps,
+            "model": args.model or "each cell's own",
+            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+            "load_average_before": load_before,
+            "load_average_after": load_average(),
+            "cells": rows,
+            "expected_hours_total": round(sum(r["expected_hours"] for r in rows), 1),
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
