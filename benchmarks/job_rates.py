@@ -49,11 +49,17 @@ def with_keys(cfg, **values):
     return cfg
 
 
-def short_train(cfg, steps: int, out: Path, model: str | None) -> dict:
-    """Metrics of `steps` optimizer steps of `cfg`'s loop (one epoch of steps x batch examples)."""
+def with_preset(cfg):
+    """A copy of `cfg` with its preset's values filled in, as the loop will train it."""
     full = copy.deepcopy(cfg)
     apply_preset(full)
-    keys = {"n_train": steps * full.batch_size, "n_dev": 64, "epochs": 1, "output_dir": str(out), "progress": False}
+    return full
+
+
+def short_train(cfg, batch_size: int, steps: int, out: Path, model: str | None) -> dict:
+    """Metrics of `steps` optimizer steps of `cfg`'s loop (one epoch of steps x `batch_size` examples); `cfg` stays
+    as the user wrote it so the loop applies its preset once, as in the bench."""
+    keys = {"n_train": steps * batch_size, "n_dev": 64, "epochs": 1, "output_dir": str(out), "progress": False}
     device = runtime.pick_device(cfg.device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
@@ -81,9 +87,8 @@ def eval_rate(train_cfg, run: Path, n: int) -> float:
 
 
 def cell_row(job, evals: list, args, out: Path) -> dict:
-    full = copy.deepcopy(job.config)
-    apply_preset(full)
-    metrics = short_train(job.config, args.steps, out / "train", args.model)
+    full = with_preset(job.config)
+    metrics = short_train(job.config, full.batch_size, args.steps, out / "train", args.model)
     n_train = full.n_train or split_size(full.task, full.train_split)
     n_dev = full.n_dev or split_size(full.task, full.dev_split)
     rate = eval_rate(full, out / "train", args.eval_n)
@@ -124,7 +129,8 @@ def main() -> None:
     load_before = load_average()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        short_train(cells[0].config, 5, Path(tmp) / "warm-up", args.model)
+        warm = cells[0].config
+        short_train(warm, with_preset(warm).batch_size, 5, Path(tmp) / "warm-up", args.model)
         for i, job in enumerate(cells):
             evals = [j for j in jobs if j.kind == "eval" and j.cell == job.id]
             rows.append(cell_row(job, evals, args, Path(tmp) / f"cell{i}"))

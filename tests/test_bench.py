@@ -47,7 +47,8 @@ def test_the_rift_preset_trains_standard_as_its_adversarial_baselines_but_for_th
     keys = ("epochs", "lr", "weight_decay", "max_grad_norm", "batch_size", "warmup_ratio", "lr_schedule")
     for task in ("imdb", "snli"):
         standard, freelbpp = cells[f"bert/{task}/all/s0"], cells[f"freelbpp/{task}/all/s0"]
-        apply_preset(standard), apply_preset(freelbpp)
+        apply_preset(standard)
+        apply_preset(freelbpp)
         assert {k: getattr(standard, k) for k in keys} == {k: getattr(freelbpp, k) for k in keys}, task
     assert cells["bert/imdb/all/s0"].max_length == cells["freelbpp/imdb/all/s0"].max_length == 256
 
