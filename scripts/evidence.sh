@@ -22,11 +22,10 @@ QUEUE=(
     # the same comparison on SNLI, one of the paper's two tasks (added 2026-12-03; its config says why and how):
     # seed 0 of every method as published, then every method trained until dev stops improving (the -fit study: at
     # its published epochs no method had stopped improving on SNLI), then the published study's seeds 1-2.
-    # One worker: the fit study's RIFT cell (up to 60 epochs, longer than a session's deadline allows) runs beside
-    # it by hand, resuming from its checkpoints: robustft bench configs/rift-1000-snli-fit.yaml --only 'rift/snli/n1000/*'
-    # (patterns match anywhere in a job's id, so 'rift/*' would also take every method's pwws-rift/genetic-rift attacks)
+    # The fit study's three RIFT cells (up to 60 epochs each) ran by hand beside the queue until 2026-12-04; with
+    # them done, two workers take its other cells
     "configs/rift-1000-snli.yaml --only */s0* --workers 1 --threads 1"
-    "configs/rift-1000-snli-fit.yaml --skip rift/snli/n1000/* --workers 1 --threads 1"
+    "configs/rift-1000-snli-fit.yaml --workers 2 --threads 1"
     "configs/rift-1000-snli.yaml"
     # FreeLB++ with its 30 steps a batch last and alone on both cores: one cell is about 60 minutes of training on two
     # threads, over 140 on a one-thread worker (whose deadline check puts it off above), too long to train and attack
