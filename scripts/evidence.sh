@@ -25,8 +25,8 @@ QUEUE=(
     # The fit study's three RIFT cells (up to 60 epochs each) ran by hand beside the queue until 2026-12-04; with
     # them done, two workers take its other cells
     "configs/rift-1000-snli.yaml --only */s0* --workers 1 --threads 1"
-    # IM + RIFT (configs/rift-1000.yaml's im-rift cell) is not queued: on 2026-12-04 its training ran out of this
-    # machine's 24 GiB before step 20 and was OOM-killed (docs/im_screening.md, schedule item 5)
+    # IM + RIFT (configs/rift-1000.yaml's im-rift cell) is not queued: its memory is bounded now (hull_chunk), but
+    # its training alone is about 5 hours of both cores, longer than a session (docs/im_screening.md, item 5)
     "configs/rift-1000-snli-fit.yaml --workers 2 --threads 1"
     "configs/rift-1000-snli.yaml"
     # FreeLB++ with its 30 steps a batch last and alone on both cores: one cell is about 60 minutes of training on two

@@ -5,7 +5,7 @@ import torch
 
 from robustft.adversary.candidates import CandidateBuilder
 from robustft.adversary.embeds import forward_embeds, word_embeddings
-from robustft.adversary.hull import HullSettings, ce_gain, kaiming_logits, optimise_weights
+from robustft.adversary.hull import HullSettings, ce_gain, kaiming_logits, kl_gain, optimise_weights
 from robustft.data.batching import collate, encode
 from robustft.data.example import Example
 from robustft.data.tasks import get_task
@@ -70,6 +70,31 @@ def test_white_box_hull_search_uses_exact_gradients_by_default():
     assert not torch.allclose(_hull_weights(model, tok, im_gradients="model"), reference, atol=1e-3)
     with pytest.raises(ConfigError):
         _hull_weights(model, tok, im_gradients="surrogate")
+
+
+@pytest.mark.parametrize("entropy_norm", [300 * 128, "tokens", "words"])
+def test_hull_search_in_chunks_finds_the_whole_batch_weights(entropy_norm):
+    """Chunks bound the memory of the exact IM gradient without changing the search (eval mode, per-example sum)."""
+    model, tok = tiny_bert(seed=0, initializer_range=0.2)
+    convert(model, arch="im", layers="all", grad="explicit", **FAR)
+    examples = [Example("a good movie", 1), Example("a dull movie", 0), Example("good", 1), Example("dull film", 0)]
+    batch = collate(encode(tok, examples, 32), tok.pad_token_id)
+    table = CandidateBuilder(tok, get_task("sst2"), NEIGHBORS).build(batch)
+    init = kaiming_logits(tuple(table.slot_mask.shape), torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        target = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+
+    def search(chunk):
+        settings = HullSettings(steps=3, entropy_weight=50.0, entropy_norm=entropy_norm, chunk=chunk)
+        return optimise_weights(model, batch, table, kl_gain(target), settings, init=init)
+
+    whole = search(None)
+    assert not torch.allclose(whole, torch.softmax(init.masked_fill(~table.slot_mask, -500.0), -1), atol=1e-3)
+    for chunk in (1, 3, 4):
+        assert torch.allclose(search(chunk), whole, atol=1e-4), chunk  # float rounding, through 3 Adam steps
+    with pytest.raises(ConfigError, match="chunk"):
+        HullSettings(chunk=0)
+    assert [build_objective(m, {"hull_chunk": 24}).hull.chunk for m in ("rift-snli", "ascc")] == [24, 24]
 
 
 @pytest.mark.parametrize("method", ["pgd", "trades", "freelb", "ascc", "rift", "infobert"])

@@ -48,6 +48,12 @@ class HullSettings:
     # The model's mode during the search: eval (RIFT's release) or its current mode (TextDefender's ASCC,
     # dropout on in training).
     eval_mode: bool = True
+    # Examples per forward of the search (None: the whole batch). The objective is a sum of per-example terms (the
+    # gain sums over examples, the entropy normaliser is taken from the whole batch) and Adam is elementwise, so
+    # chunks find the same weights with a fraction of the memory: what lets the exact IM gradient, which keeps
+    # every solver iterate of a forward, run RIFT's batch of 120. In eval mode the result does not depend on it
+    # (up to float rounding); in training mode the chunks draw different dropout masks.
+    chunk: int | None = None
 
     def __post_init__(self):
         norm = self.entropy_norm
@@ -57,6 +63,9 @@ class HullSettings:
             or (isinstance(norm, int | float) and not isinstance(norm, bool) and norm <= 0)
         ):
             raise ConfigError(f"entropy_norm must be a positive number, 'tokens' or 'words', not {norm!r}")
+        chunk = self.chunk
+        if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1):
+            raise ConfigError(f"the hull search's chunk must be a positive number of examples or None, not {chunk!r}")
 
 
 def masked_weights(logits: torch.Tensor, slot_mask: torch.Tensor) -> torch.Tensor:
@@ -86,21 +95,25 @@ def mix(cand_embeds: torch.Tensor, table: CandidateTable, weights: torch.Tensor)
     return (per_position.unsqueeze(-1).to(cand_embeds.dtype) * cand_embeds).sum(2)
 
 
-def kl_gain(clean_logits: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
+# A gain maps the adversarial logits of the batch's `rows` (a slice: the search may run in chunks) to a number.
+Gain = Callable[[torch.Tensor, slice], torch.Tensor]
+
+
+def kl_gain(clean_logits: torch.Tensor) -> Gain:
     """Training adversary's gain: KL(p_clean || p_adv), summed over the batch (clean side fixed)."""
     p_clean = torch.softmax(clean_logits.detach().float(), dim=-1)
 
-    def gain(adv_logits):
-        return F.kl_div(F.log_softmax(adv_logits.float(), dim=-1), p_clean, reduction="sum")
+    def gain(adv_logits, rows=slice(None)):
+        return F.kl_div(F.log_softmax(adv_logits.float(), dim=-1), p_clean[rows], reduction="sum")
 
     return gain
 
 
-def ce_gain(labels: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
+def ce_gain(labels: torch.Tensor) -> Gain:
     """White-box attack's gain: the cross-entropy of the true label (the attack minimises -CE)."""
 
-    def gain(adv_logits):
-        return F.cross_entropy(adv_logits.float(), labels, reduction="sum")
+    def gain(adv_logits, rows=slice(None)):
+        return F.cross_entropy(adv_logits.float(), labels[rows], reduction="sum")
 
     return gain
 
@@ -117,7 +130,7 @@ def optimise_weights(
     model,
     batch: dict,
     table: CandidateTable,
-    gain: Callable[[torch.Tensor], torch.Tensor],
+    gain: Gain,
     settings: HullSettings = HullSettings(),
     init: torch.Tensor | None = None,
     im_gradients: str = "exact",
@@ -145,17 +158,33 @@ def _search(model, batch, table, gain, settings, init) -> torch.Tensor:
         init = kaiming_logits(tuple(table.slot_mask.shape))
     logits = init.detach().clone().float().to(cand.device).requires_grad_()
     optimizer = torch.optim.Adam([logits], lr=settings.lr, weight_decay=settings.weight_decay)
-    norm = entropy_normaliser(settings.entropy_norm, table)
+    norm = entropy_normaliser(settings.entropy_norm, table)  # of the whole batch, whatever the chunks
+    size = len(logits)
+    step = settings.chunk or size
+    chunks = [slice(start, start + step) for start in range(0, size, step)]
     for _ in range(settings.steps):
-        with torch.enable_grad():
-            weights = masked_weights(logits, table.slot_mask)
-            adv_logits = forward_embeds(model, batch, mix(cand, table, weights))
-            objective = gain(adv_logits) - settings.entropy_weight * weight_entropy(weights, table.slot_mask) / norm
-            (grad,) = torch.autograd.grad(-objective, logits)
+        grad = torch.empty_like(logits)
+        for rows in chunks:
+            part = logits[rows].detach().requires_grad_()
+            mask = table.slot_mask[rows]
+            with torch.enable_grad():
+                weights = masked_weights(part, mask)
+                embeds = mix(cand[rows], _rows_of_table(table, rows), weights)
+                adv_logits = forward_embeds(model, _rows_of_batch(batch, rows, size), embeds)
+                objective = gain(adv_logits, rows) - settings.entropy_weight * weight_entropy(weights, mask) / norm
+                (grad[rows],) = torch.autograd.grad(-objective, part)
         optimizer.zero_grad(set_to_none=True)
         logits.grad = grad
         optimizer.step()
     return masked_weights(logits.detach(), table.slot_mask)
+
+
+def _rows_of_table(table: CandidateTable, rows: slice) -> CandidateTable:
+    return CandidateTable(table.ids[rows], table.word_of[rows], table.slot_mask[rows])
+
+
+def _rows_of_batch(batch: dict, rows: slice, size: int) -> dict:
+    return {k: v[rows] if isinstance(v, torch.Tensor) and v.dim() and len(v) == size else v for k, v in batch.items()}
 
 
 def entropy_normaliser(entropy_norm, table: CandidateTable) -> float:

@@ -106,8 +106,10 @@ class ASCC(HullObjective):
         im_adversary_grad: str = "exact",
         clean_target: str = "train",
         warmup: tuple[float, ...] | list = (),
+        hull_chunk: int | None = None,
     ):
-        hull = HullSettings(steps, lr, weight_decay, entropy_weight, entropy_norm, eval_mode=clean_target == "eval")
+        eval_mode = clean_target == "eval"
+        hull = HullSettings(steps, lr, weight_decay, entropy_weight, entropy_norm, eval_mode, hull_chunk)
         super().__init__(hull, slots, im_adversary_grad, clean_target, warmup)
         self.beta = beta
 

@@ -125,9 +125,10 @@ class RIFT(HullObjective):
         conditional_mi: bool = True,
         l2_pretrained: float = 0.0,
         im_adversary_grad: str = "exact",
+        hull_chunk: int | None = None,
     ):
         super().__init__(
-            HullSettings(steps, hull_lr, hull_weight_decay, entropy_weight, entropy_norm),
+            HullSettings(steps, hull_lr, hull_weight_decay, entropy_weight, entropy_norm, chunk=hull_chunk),
             slots,
             im_adversary_grad,
             warmup=warmup,
