@@ -62,11 +62,11 @@ def short_train(cfg, batch_size: int, steps: int, out: Path, model: str | None) 
     keys = {"n_train": steps * batch_size, "n_dev": 64, "epochs": 1, "output_dir": str(out), "progress": False}
     device = runtime.pick_device(cfg.device)
     if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
+        torch.cuda.reset_peak_memory_stats()  # the current device: a bare "cuda" device is refused
     run = train(with_keys(cfg, **keys, **({"model": model} if model else {})), progress=False)
     metrics = json.loads((run / "metrics.json").read_text())
     if device.type == "cuda":
-        metrics["peak_memory_mib"] = round(torch.cuda.max_memory_allocated(device) / 2**20, 1)
+        metrics["peak_memory_mib"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     return metrics
 
 

@@ -9,17 +9,20 @@
 # `prepare` copies the IMDB files and the synonym tables from $ROBUSTFT_DATA, the wheels of our pinned
 # transformers and nltk, and MiniLM's config and tokenizer without its 91 MB of weights; `run` gives that
 # folder freshly initialised weights (a step's time does not depend on their values) and times the cells.
-# Settings: ONLY (job glob, default '*/imdb/*'), STEPS (default 60), NAME (results/<NAME>.json).
+# Settings: BENCH (a preset or config file, default rift), ONLY (job glob, default '*/imdb/*'), STEPS (default 60),
+# NAME (results/<NAME>.json). The data carried: IMDB and SST-2 (rift's IMDB cells, rift-1000's SST-2 cells).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bench=${BENCH:-rift}
 only=${ONLY:-*/imdb/*}
 name=${NAME:-job_rates_imdb_gpu}
 
 prepare() {
     : "${ROBUSTFT_DATA:?set ROBUSTFT_DATA to the offline data root}"
     grep -qx "/.device/" .git/info/exclude 2>/dev/null || echo "/.device/" >>.git/info/exclude
-    rm -rf .device && mkdir -p .device/data/imdb .device/data/synonyms .device/whl .device/model
+    rm -rf .device && mkdir -p .device/data/{imdb,synonyms,glue_subsets} .device/whl .device/model
     cp "$ROBUSTFT_DATA"/imdb/{train,test}.jsonl.gz .device/data/imdb/  # test: the size of the evaluation jobs
+    cp -r "$ROBUSTFT_DATA"/sst2 .device/data/ && cp -r "$ROBUSTFT_DATA"/glue_subsets/SST-2 .device/data/glue_subsets/
     cp "$ROBUSTFT_DATA"/synonyms/* .device/data/synonyms/
     local model pins
     model=$(python -c "from robustft.resources import resolve_model; print(resolve_model('minilm'))")
@@ -42,8 +45,8 @@ import torch
 from transformers import AutoConfig, AutoModel
 torch.manual_seed(0)
 AutoModel.from_config(AutoConfig.from_pretrained('.device/model')).save_pretrained('.device/model')"
-    python3 benchmarks/job_rates.py rift --only "$only" --steps "${STEPS:-60}" --eval_n 2000 --model .device/model \
-        --name "$name" 2>&1 | tee "${OUT:-/tmp}/log.txt" | grep -v -i warn
+    python3 benchmarks/job_rates.py "$bench" --only "$only" --steps "${STEPS:-60}" --eval_n 2000 --model .device/model \
+        --name "$name" 2>&1 | tee "${OUT:-/tmp}/$name.log" | grep -v -i warn
     cp "benchmarks/results/$name.json" "${OUT:-/tmp}/"
 }
 
