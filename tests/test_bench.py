@@ -117,6 +117,10 @@ def test_jobs_are_listed_filtered_and_wait_for_their_model(tiny_model_dir, tmp_p
     ]
     with pytest.raises(ConfigError, match="but not"):
         bench(cfg, list_only=True, skip="*")
+    # a glob names the id from its start: 'sst2/*' is no method, so it leaves nothing out (on any part of the id it
+    # left out every job, as --skip 'rift/*' left out every method's pwws-rift and genetic-rift attacks)
+    assert bench(cfg, list_only=True, skip="sst2/*")["jobs"] == listed["jobs"]
+    assert len(bench(cfg, list_only=True, only="bert/sst2/n32/s0")["jobs"]) == 4  # a cell's id: its jobs too
     from robustft.bench.run import BenchJobsFailed
 
     with pytest.raises(BenchJobsFailed, match="not trained yet"):

@@ -244,7 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("spec", metavar="PRESET|CONFIG", help="a preset name or a YAML/JSON bench config")
     p.add_argument("--list", action="store_true", help="list the jobs with their status and expected minutes")
-    p.add_argument("--only", help="run only the jobs whose id matches this glob (see --list)")
+    p.add_argument(
+        "--only", help="run only the jobs whose id matches this glob from its start, e.g. 'rift/*' (see --list)"
+    )
     p.add_argument(
         "--skip",
         action="append",

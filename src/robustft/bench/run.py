@@ -49,8 +49,10 @@ def status(job: Job) -> str:
 
 
 def matches(job: Job, pattern: str) -> bool:
-    """A glob on the job id, or on any part of it."""
-    return fnmatch.fnmatch(job.id, pattern) or fnmatch.fnmatch(job.id, f"*{pattern}*")
+    """A glob on the job id from its start; a cell's id also takes the cell's evaluations and attacks. Not on any
+    part of it: 'rift/*' would then also take every method's pwws-rift and genetic-rift attacks (a leading '*' asks
+    for a part)."""
+    return fnmatch.fnmatch(job.id, pattern) or fnmatch.fnmatch(job.id, f"{pattern} *")
 
 
 def select(jobs: list[Job], only: str | None, skip: str | list[str] | None = None) -> list[Job]:
