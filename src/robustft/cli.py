@@ -250,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--skip",
         action="append",
-        help="leave out the jobs whose id matches this glob, e.g. the costliest method for last (repeat for several)",
+        help="leave out the jobs whose id matches this glob (as --only), e.g. the costliest method (repeatable)",
     )
     p.add_argument("--overwrite", action="store_true", help="delete and redo the selected jobs")
     p.add_argument(
