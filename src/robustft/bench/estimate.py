@@ -68,10 +68,26 @@ def split_size(task: str, split: str) -> int:
         return 0
 
 
-def train_seconds(cfg) -> float:
+def with_preset(cfg):
+    """A copy of a training config with its method's preset applied (e.g. RIFT's 20 release epochs)."""
     cfg = copy.deepcopy(cfg)
-    apply_preset(cfg)  # e.g. RIFT's 20 release epochs
-    n = cfg.n_train or (cfg.per_class and cfg.per_class * 3) or split_size(cfg.task, cfg.train_split)
+    apply_preset(cfg)
+    return cfg
+
+
+def train_size(cfg) -> int:
+    """Training examples an epoch of `cfg` (preset applied) goes through."""
+    return cfg.n_train or (cfg.per_class and cfg.per_class * 3) or split_size(cfg.task, cfg.train_split)
+
+
+def examples_of(cfg) -> int:
+    """Examples an evaluation or attack config goes through."""
+    return min(cfg.n or 10**9, split_size(cfg.task, cfg.split))
+
+
+def train_seconds(cfg) -> float:
+    cfg = with_preset(cfg)
+    n = train_size(cfg)
     dev = cfg.n_dev or split_size(cfg.task, cfg.dev_split)
     method = cfg.method.split("-")[0]
     forward = im_forward_factor(cfg)
@@ -98,7 +114,7 @@ def seconds(kind: str, cfg, train_cfg=None) -> float:
     """Expected seconds of a train, eval or attack run of `cfg` (`train_cfg`: the model an eval or attack uses)."""
     if kind == "train":
         return train_seconds(cfg)
-    n = min(cfg.n or 10**9, split_size(cfg.task, cfg.split))
+    n = examples_of(cfg)
     cost = LONG_TEXT_FACTOR.get(cfg.task, 1.0) * (im_forward_factor(train_cfg) if train_cfg else 1.0)
     if kind == "eval":
         return n * cost / EVAL_EXAMPLES_PER_S

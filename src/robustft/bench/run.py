@@ -32,6 +32,7 @@ from robustft.bench.calibrate import describe_factors, machine_factors, slowdown
 from robustft.bench.estimate import job_seconds
 from robustft.bench.matrix import Job, bench_dir, expand
 from robustft.bench.precision import pin_auto_precision
+from robustft.bench.progress import seconds_left
 from robustft.config import BenchConfig
 from robustft.errors import ConfigError, RobustftError
 from robustft.evaluate.run import evaluate
@@ -82,16 +83,20 @@ def expected_seconds(jobs: list[Job], all_jobs: list[Job]) -> list[float]:
 
 
 def expected_here(jobs: list[Job], all_jobs: list[Job], factors: dict[str, tuple[float, int]]) -> list[float]:
-    """`expected_seconds` scaled by this machine's factors (bench/calibrate.py)."""
+    """`expected_seconds` scaled by this machine's factors (bench/calibrate.py); a partly run job's part left at
+    its own measured rate (bench/progress.py)."""
     scale = [factors.get(j.kind, (1.0, 0))[0] for j in jobs]
-    return [s * f for s, f in zip(expected_seconds(jobs, all_jobs), scale, strict=True)]
+    priced = zip(jobs, expected_seconds(jobs, all_jobs), scale, strict=True)
+    return [left if (left := seconds_left(j)) is not None else s * f for j, s, f in priced]
 
 
 def describe_jobs(jobs: list[Job], all_jobs: list[Job], factors: dict[str, tuple[float, int]]) -> str:
     lines = [f"{'status':<8} {'~minutes':>8}  job"]
     for job, seconds in zip(jobs, expected_here(jobs, all_jobs, factors), strict=True):
         lines.append(f"{status(job):<8} {seconds / 60:8.1f}  {job.id}")
-    return "\n".join(lines + [f"(minutes of one process on 2 cores, {describe_factors(factors)})"])
+    return "\n".join(
+        lines + [f"(minutes of one process on 2 cores, {describe_factors(factors)}, partly run jobs at their own rate)"]
+    )
 
 
 def record_bench(cfg: BenchConfig, folder) -> None:
@@ -333,7 +338,8 @@ def bench(
         print(
             f"bench {cfg.name}{part}: {len(chosen)} jobs, {len(chosen) - len(todo)} already done; expected wall "
             f"time about {expected / 60:.0f} min with MiniLM as one process (an estimate from benchmarks/results, "
-            f"{describe_factors(factors)}; two one-thread workers ran a small IM study 1.16-1.24x faster)"
+            f"{describe_factors(factors)}, partly run jobs at their own rate; two one-thread workers ran a small IM "
+            "study 1.16-1.24x faster)"
         )
     started = time.perf_counter()
     deadline = deadline_for(cfg, todo, jobs, factors)
