@@ -26,6 +26,13 @@ def finished_training(root, name: str, train_time_s: float, machine: dict) -> Tr
     return cfg
 
 
+def slow_training(root, name: str) -> None:
+    """A finished training of this machine that took 10,000x its estimate."""
+    cfg = finished_training(root, name, 0.0, runtime.machine())
+    metrics = root / name / "cells" / "bert-sst2-n32-s0" / "metrics.json"
+    metrics.write_text(json.dumps({"complete": True, "train_time_s": 1e4 * seconds("train", cfg) * slowdown(1)}))
+
+
 def test_the_factor_is_measured_over_expected_time_of_this_machine_s_finished_jobs_only(tmp_path):
     cfg = finished_training(tmp_path, "earlier", 100.0, runtime.machine())
     finished_training(tmp_path, "elsewhere", 1e6, {**runtime.machine(), "cpu": "another CPU"})
@@ -49,12 +56,26 @@ def test_a_deadline_trusts_this_machine_s_measured_speed(tiny_model_dir, tmp_pat
     machine whose finished trainings took 10,000x their estimate it does not."""
     in_an_hour = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
     cfg = tiny_bench(tiny_model_dir, tmp_path / "runs" / "tiny", deadline=in_an_hour.strftime("%Y-%m-%dT%H:%M"))
-    slow = finished_training(tmp_path / "runs", "earlier", 0.0, runtime.machine())
-    metrics = tmp_path / "runs" / "earlier" / "cells" / "bert-sst2-n32-s0" / "metrics.json"
-    metrics.write_text(json.dumps({"complete": True, "train_time_s": 1e4 * seconds("train", slow) * slowdown(1)}))
+    slow_training(tmp_path / "runs", "earlier")
     result = bench(cfg, only="bert/*")
     assert set(result["jobs"].values()) == {"todo"}
     assert "not starting bert/sst2/n32/s0: its training and attacks would not end before the deadline" in caplog.text
+
+
+def test_a_deadline_prices_each_cell_with_the_jobs_finished_since_the_bench_started(tiny_model_dir, tmp_path):
+    """A session's first trainings show how slow this machine is today: a cell that looked in time when the bench
+    started is not started once a training finished meanwhile took 10,000x its estimate."""
+    from robustft.bench.matrix import expand
+    from robustft.bench.run import deadline_for
+
+    in_an_hour = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "runs" / "tiny", deadline=in_an_hour.strftime("%Y-%m-%dT%H:%M"))
+    jobs = expand(cfg)
+    cell = next(j.cell for j in jobs if j.kind == "train")
+    deadline = deadline_for(cfg, jobs, jobs, tmp_path / "runs")
+    assert not deadline.leaves_no_time_for(cell)
+    slow_training(tmp_path / "runs", "meanwhile")
+    assert deadline.leaves_no_time_for(cell)
 
 
 def test_the_printed_estimate_says_whether_and_how_it_was_scaled():

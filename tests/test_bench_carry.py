@@ -235,5 +235,5 @@ def test_a_deadline_counts_a_cell_s_attacks_with_its_training(tiny_model_dir, tm
     mine = [j for j in jobs if j.cell == cell]
     assert mine[0].kind == "train" and any(j.kind == "attack" for j in mine)
     train, whole = (sum(expected_here(js, jobs, {})) * slowdown(cfg.threads) for js in (mine[:1], mine))
-    counted = deadline_for(cfg, jobs, jobs, {}).cell_seconds[cell]
+    counted = deadline_for(cfg, jobs, jobs, tmp_path / "nothing-finished").cell_seconds(cell)
     assert counted == pytest.approx(whole) and counted > train

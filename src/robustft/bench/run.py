@@ -160,28 +160,34 @@ def parse_deadline(text: str | None) -> float | None:
 class Deadline:
     """No cell starts training past `at` (seconds since the epoch) minus the expected seconds of its training,
     evaluations and attacks: its model does not outlive the session (checkpoints are not carried), so a cell cut off
-    is trained again in the next one, even where its attacks keep their examples."""
+    is trained again in the next one, even where its attacks keep their examples. Each cell is priced when it would
+    start, with the machine's factors as they are then: the jobs finished since the bench started (its own
+    included) correct an estimate that the session's first trainings show to be off."""
 
     at: float
-    cell_seconds: dict[str, float]
+    cells: dict[str, list[Job]]  # each trained cell's jobs still to do
+    jobs: list[Job]  # the bench's, for the models its evaluations and attacks use
+    root: Path  # the benches whose finished jobs calibrate the estimate (bench/calibrate.py)
+    slower: float  # one-thread workers: each job takes longer than one process on every core
+
+    def cell_seconds(self, cell: str) -> float:
+        todo = self.cells.get(cell, [])
+        return sum(expected_here(todo, self.jobs, machine_factors(self.root))) * self.slower
 
     def leaves_no_time_for(self, cell: str) -> bool:
-        return time.time() + self.cell_seconds.get(cell, 0.0) > self.at
+        return time.time() + self.cell_seconds(cell) > self.at
 
 
-def deadline_for(
-    cfg: BenchConfig, todo: list[Job], jobs: list[Job], factors: dict[str, tuple[float, int]]
-) -> Deadline | None:
+def deadline_for(cfg: BenchConfig, todo: list[Job], jobs: list[Job], root: Path) -> Deadline | None:
     at = parse_deadline(cfg.deadline)
     if at is None:
         return None
-    slower = slowdown(cfg.threads)  # one-thread workers: each job takes longer than one process on every core
     trained = {j.cell for j in todo if j.kind == "train"}
-    cells: dict[str, float] = {}
-    for job, seconds in zip(todo, expected_here(todo, jobs, factors), strict=True):
+    cells: dict[str, list[Job]] = {}
+    for job in todo:
         if job.cell in trained:
-            cells[job.cell] = cells.get(job.cell, 0.0) + seconds * slower
-    return Deadline(at, cells)
+            cells.setdefault(job.cell, []).append(job)
+    return Deadline(at, cells, jobs, root, slowdown(cfg.threads))
 
 
 def run_jobs(
@@ -342,7 +348,7 @@ def bench(
             "study 1.16-1.24x faster)"
         )
     started = time.perf_counter()
-    deadline = deadline_for(cfg, todo, jobs, factors)
+    deadline = deadline_for(cfg, todo, jobs, folder.parent)
     if cfg.workers > 1:
         failed = run_workers(todo, folder, cfg, overwrite, chosen, deadline)
     else:
