@@ -6,6 +6,7 @@ import pytest
 import torch
 from transformers import MPNetConfig, MPNetForSequenceClassification, RobertaConfig, RobertaForSequenceClassification
 
+from im_helpers import TEXTS, assert_weight_gradient_matches_finite_differences, batch, logits
 from robustft.errors import ConfigError
 from robustft.models.factory import load_classifier, tiny_bert
 from robustft.models.im import (
@@ -20,21 +21,10 @@ from robustft.models.im import (
 )
 from robustft.models.im_layer import _token_mask
 
-TEXTS = ["a gripping , funny and moving film .", "dull ."]
-
 
 @pytest.fixture(scope="module")
 def tiny():
     return tiny_bert(seed=0)
-
-
-def batch(tok, texts=TEXTS):
-    return tok(texts, padding=True, return_tensors="pt")
-
-
-def logits(model, enc):
-    with torch.no_grad():
-        return model(**enc).logits
 
 
 def test_layer_specs_are_one_based():
@@ -158,23 +148,7 @@ def _double_model(seed=0):
 def test_unrolled_gradients_match_finite_differences():
     model, tok = _double_model()
     convert(model, arch="im", layers="all", form="increment", K=3, eta=0.05, grad="unrolled")
-    enc = batch(tok)
-    labels = torch.tensor([1, 0])
-    weight = encoder_layers(model)[0].intermediate.dense.weight
-    model.zero_grad()
-    model(**enc, labels=labels).loss.backward()
-    analytic = weight.grad.clone()
-    direction = torch.randn_like(weight)
-    eps = 1e-5
-    with torch.no_grad():
-        weight += eps * direction
-        up = model(**enc, labels=labels).loss
-        weight -= 2 * eps * direction
-        down = model(**enc, labels=labels).loss
-        weight += eps * direction
-    numeric = (up - down) / (2 * eps)
-    assert torch.isclose((analytic * direction).sum(), numeric, rtol=1e-5, atol=1e-9)
-    assert all(s["diverged"] == 0 for s in im_stats(model).values())
+    assert_weight_gradient_matches_finite_differences(model, batch(tok), eps=1e-5)
 
 
 def test_unrolled_input_gradient_passes_gradcheck():
@@ -222,8 +196,8 @@ def test_dropout_is_the_same_in_every_solver_call():
     assert all(b < a for a, b in zip(res, res[1:], strict=False)), res
 
 
-def _roberta():
-    cfg = RobertaConfig(
+def _tiny(config_class, model_class):
+    cfg = config_class(
         vocab_size=100,
         hidden_size=32,
         num_hidden_layers=2,
@@ -234,28 +208,17 @@ def _roberta():
         attention_probs_dropout_prob=0.0,
         pad_token_id=1,
     )
-    return RobertaForSequenceClassification(cfg).eval()
+    return model_class(cfg).eval()
 
 
-def _mpnet():
-    cfg = MPNetConfig(
-        vocab_size=100,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=40,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        pad_token_id=1,
-    )
-    return MPNetForSequenceClassification(cfg).eval()
-
-
-@pytest.mark.parametrize("build", [_roberta, _mpnet], ids=["roberta", "mpnet"])
-def test_other_encoders(build, tmp_path):
+@pytest.mark.parametrize(
+    "classes",
+    [(RobertaConfig, RobertaForSequenceClassification), (MPNetConfig, MPNetForSequenceClassification)],
+    ids=["roberta", "mpnet"],
+)
+def test_other_encoders(classes, tmp_path):
     torch.manual_seed(0)
-    model = build()
+    model = _tiny(*classes)
     ids = torch.tensor([[0, 5, 6, 7, 2], [0, 8, 2, 1, 1]])
     enc = {"input_ids": ids, "attention_mask": (ids != 1).long()}
     plain = logits(model, enc)

@@ -4,25 +4,16 @@ divergence fallback, exact gradients, settings round-trip."""
 import pytest
 import torch
 
+from im_helpers import TEXTS, assert_weight_gradient_matches_finite_differences, batch, logits
 from robustft.errors import ConfigError
 from robustft.models.factory import load_classifier, tiny_bert
 from robustft.models.im import ImSettings, convert, encoder_layers, im_stats, settings_of
 from robustft.models.im_layer import ImLayerStats, implicit_class
 
-TEXTS = ["a gripping , funny and moving film .", "dull ."]
 SOLVERS = ["gd", "gd-backtracking", "anderson"]
 GRADS = ["unrolled", "jfb", "explicit"]
 # gd-backtracking starts its line search at eta; 1.0 lets it take steps gd could not take at a fixed eta
 ETA = {"gd": 0.2, "gd-backtracking": 1.0, "anderson": 0.2}
-
-
-def batch(tok, texts=TEXTS):
-    return tok(texts, padding=True, return_tensors="pt")
-
-
-def logits(model, enc):
-    with torch.no_grad():
-        return model(**enc).logits
 
 
 def residuals(model):
@@ -152,22 +143,7 @@ def test_unrolled_gradients_match_finite_differences(solver):
     # a solve that moves: the layer form's residual is larger than the increment form's on a tiny BERT
     convert(model, arch="im", layers="all", form="layer", dt=0.5, K=3, eta=0.5, grad="unrolled", solver=solver)
     enc = batch(tok)
-    labels = torch.tensor([1, 0])
-    weight = encoder_layers(model)[0].intermediate.dense.weight
-    model.zero_grad()
-    model(**enc, labels=labels).loss.backward()
-    analytic = weight.grad.clone()
-    direction = torch.randn(weight.shape, generator=torch.Generator().manual_seed(0), dtype=weight.dtype)
-    eps = 1e-6
-    with torch.no_grad():
-        weight += eps * direction
-        up = model(**enc, labels=labels).loss
-        weight -= 2 * eps * direction
-        down = model(**enc, labels=labels).loss
-        weight += eps * direction
-    numeric = (up - down) / (2 * eps)
-    assert torch.isclose((analytic * direction).sum(), numeric, rtol=1e-5, atol=1e-9)
-    assert all(s["diverged"] == 0 for s in im_stats(model).values())
+    assert_weight_gradient_matches_finite_differences(model, enc, eps=1e-6)
     res = residuals(model)["layer 1"]
     assert res[-1] < 0.9 * res[0]  # the solve really moved, so the gradient runs through it
 
