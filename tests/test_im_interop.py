@@ -7,11 +7,10 @@ import torch
 import transformers
 from transformers import AutoModelForSequenceClassification, BertForSequenceClassification
 
+from im_helpers import batch, logits
 from robustft.models.factory import load_classifier, load_config, tiny_bert
 from robustft.models.im import convert, settings_of, unconvert
 from robustft.models.model_card import write_model_card
-
-TEXTS = ["a gripping , funny and moving film .", "dull ."]
 
 
 def saved(tmp_path, arch="im"):
@@ -42,9 +41,8 @@ def transformers_warnings(call) -> list[str]:
 @pytest.mark.parametrize("arch", ["im", "ex"])
 def test_plain_transformers_refuses_a_saved_im_model_and_robustft_restores_it(tmp_path, arch):
     model, tok = saved(tmp_path, arch)
-    enc = tok(TEXTS, padding=True, return_tensors="pt")
-    with torch.no_grad():
-        expected = model(**enc).logits
+    enc = batch(tok)
+    expected = logits(model, enc)
     with pytest.raises(ValueError, match="robustft_im_bert"):
         AutoModelForSequenceClassification.from_pretrained(tmp_path)
     assert any(
@@ -53,8 +51,7 @@ def test_plain_transformers_refuses_a_saved_im_model_and_robustft_restores_it(tm
     )  # an explicit class loads, but says so
     loaded, _ = load_classifier(str(tmp_path))
     assert settings_of(loaded).arch == arch and type(load_config(str(tmp_path))).__name__ == "BertConfig"
-    with torch.no_grad():
-        assert torch.equal(loaded(**enc).logits, expected)
+    assert torch.equal(logits(loaded, enc), expected)
 
 
 def test_unconverted_model_saves_as_plain_bert(tmp_path):
