@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from common import save  # noqa: E402
 from robustft.attacks.results import FAILED, SKIPPED, SUCCEEDED, AttackRecord  # noqa: E402
-from robustft.evaluate.stats import accuracy_from_counts, paired_comparison  # noqa: E402
+from robustft.evaluation.stats import accuracy_from_counts, paired_comparison  # noqa: E402
 from robustft.report.folders import load_run  # noqa: E402
 
 OVERTURNED = "not confirmed in fp32"

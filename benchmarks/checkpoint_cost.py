@@ -2,7 +2,7 @@
 
     python benchmarks/checkpoint_cost.py [--saves 4] [--name checkpoint_cost]
 
-Works with any version of robustft.train.checkpoint that has save_checkpoint(folder, modules, optimizer,
+Works with any version of robustft.training.checkpoint that has save_checkpoint(folder, modules, optimizer,
 scheduler, state) and load_checkpoint(folder, modules, optimizer, scheduler), so the same script measures
 the code before and after a change (point PYTHONPATH at the other src/).
 """
@@ -18,7 +18,7 @@ import torch
 
 from common import save
 from robustft.models.factory import load_classifier
-from robustft.train.checkpoint import load_checkpoint, save_checkpoint
+from robustft.training.checkpoint import load_checkpoint, save_checkpoint
 
 
 def folder_bytes(folder: Path) -> int:

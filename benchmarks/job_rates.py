@@ -3,7 +3,7 @@
     python benchmarks/job_rates.py rift --only '*/imdb/*' --steps 40 --name job_rates_imdb_h200
 
 For each selected training cell: its own TrainConfig (preset, batch, length, precision, device, IM setting) trains
-`--steps` optimizer steps of one epoch through `robustft.train.loop.train` (the loop's examples/s counts optimizer
+`--steps` optimizer steps of one epoch through `robustft.training.loop.train` (the loop's examples/s counts optimizer
 work only), then the trained model scores `--eval_n` examples of the cell's dev split through `class_probs`, what
 every dev pass and evaluation job calls (its examples/s). The cell's full time is then epochs x (train examples /
 train rate + dev examples / eval rate) + its evaluation jobs' examples / eval rate. Attacks are not timed here
@@ -36,7 +36,7 @@ from robustft.config import explicit_keys
 from robustft.data.tasks import load_examples
 from robustft.models.factory import load_classifier
 from robustft.models.predict import class_probs
-from robustft.train.loop import apply_preset, train
+from robustft.training.loop import apply_preset, train
 
 
 def with_keys(cfg, **values):

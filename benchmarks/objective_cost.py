@@ -59,8 +59,8 @@ def measure(method: str, batch_size: int, max_length: int, steps: int, threads: 
     from robustft.data.batching import collate, encode, model_inputs
     from robustft.data.tasks import get_task, load_examples
     from robustft.models.factory import load_classifier
-    from robustft.train.objectives import build_objective
-    from robustft.train.objectives.base import TrainContext
+    from robustft.training.objectives import build_objective
+    from robustft.training.objectives.base import TrainContext
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)

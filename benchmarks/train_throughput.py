@@ -4,7 +4,7 @@ run as a bare forward, and as forward + backward + AdamW step, in the same proce
     nice -n 10 python benchmarks/train_throughput.py --n 320 --repeats 2
     python benchmarks/train_throughput.py --variants fused compile     # floors with fused AdamW / torch.compile
 
-For each repeat and each (precision, padding): `robustft.train.loop.train` trains one epoch (examples/s
+For each repeat and each (precision, padding): `robustft.training.loop.train` trains one epoch (examples/s
 counts only optimizer work: dev evaluation and checkpoints excluded), then the floors replay that epoch's
 batches (same `encode`, `epoch_batches`, `collate`, seed and autocast) on a freshly loaded model:
 - forward: no_grad, eval mode (the inference floor of the same batches);
@@ -30,7 +30,7 @@ from robustft.config import TrainConfig
 from robustft.data.batching import collate, encode, epoch_batches, model_inputs
 from robustft.data.tasks import get_task, load_examples
 from robustft.models.factory import load_classifier
-from robustft.train.loop import train
+from robustft.training.loop import train
 
 
 def epoch_inputs(cfg: TrainConfig, tokenizer) -> list[dict]:

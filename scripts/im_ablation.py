@@ -1,6 +1,6 @@
 """IM-BERT ablation on MiniLM / SST-2: BERT vs EX-BERT vs IM-BERT variants x seeds.
 
-Each (variant, seed) trains with the project's loop (`robustft.train.loop.train`), selects the best epoch on
+Each (variant, seed) trains with the project's loop (`robustft.training.loop.train`), selects the best epoch on
 SST-2 dev, then scores that model on AdvGLUE SST-2 (148 examples). One JSON line per run goes to
 --results; finished runs are skipped, so the script can be stopped and restarted. `--table` prints the
 mean and std per variant as a markdown table.
@@ -58,7 +58,7 @@ def run_one(name: str, seed: int, args) -> dict:
     from robustft.models.factory import load_classifier
     from robustft.models.im import im_stats
     from robustft.models.predict import accuracy
-    from robustft.train.loop import train
+    from robustft.training.loop import train
 
     torch.set_num_threads(args.threads)
     arch, im = VARIANTS[name]

@@ -383,7 +383,7 @@ def corrected_minutes(config_path: Path, done: dict) -> dict:
     from robustft.bench.estimate import job_seconds, train_seconds
     from robustft.bench.matrix import expand
     from robustft.config import BenchConfig, build_config, read_config_file
-    from robustft.train.loop import apply_preset
+    from robustft.training.loop import apply_preset
 
     base = (str(config_path), {"name": config_path.stem, **read_config_file(str(config_path))})
     jobs = expand(build_config(BenchConfig, [], [], base=base))

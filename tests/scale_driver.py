@@ -13,8 +13,8 @@ import sys
 import torch
 
 from robustft import cli
-from robustft.train import loop
-from robustft.train.objectives.base import OBJECTIVES, build_objective
+from robustft.training import loop
+from robustft.training.objectives.base import OBJECTIVES, build_objective
 
 
 def digest(modules: dict) -> str:

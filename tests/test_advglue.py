@@ -2,7 +2,7 @@
 
 import pytest
 
-from robustft.evaluate import advglue
+from robustft.evaluation import advglue
 
 # Small hand-scored splits: (predictions, labels)
 RESULTS = {

@@ -15,7 +15,7 @@ from robustft.config import AttackConfig
 from robustft.data.batching import collate, encode
 from robustft.data.example import Example
 from robustft.models.factory import tiny_bert
-from robustft.train.objectives import build_objective
+from robustft.training.objectives import build_objective
 
 # "good" has the adversarial neighbour "bad": a model that reads the word is flipped by the swap.
 NEIGHBORS = {"good": ["bad", "fine"], "film": ["movie", "picture"], "man": ["guy"]}

@@ -147,9 +147,9 @@ def _dropout_model():
 def test_hull_target_and_search_mode_follow_the_release(method, target_mode, monkeypatch):
     """RIFT's release: p_clean in eval mode under no_grad, search in eval mode. TextDefender's ASCC: p_clean
     from a separate no-grad forward in training mode (dropout on), search in training mode."""
-    import robustft.train.objectives.ascc as ascc_module
-    from robustft.train.objectives import build_objective
-    from robustft.train.objectives.base import TrainContext
+    import robustft.training.objectives.ascc as ascc_module
+    from robustft.training.objectives import build_objective
+    from robustft.training.objectives.base import TrainContext
 
     model, tok = _dropout_model()
     batch = batch_of(tok, [Example("a good movie", 1), Example("the man runs", 0)])
@@ -176,7 +176,7 @@ def test_hull_target_and_search_mode_follow_the_release(method, target_mode, mon
 def test_entropy_normalisation_options(tiny):
     from robustft.adversary.hull import entropy_normaliser
     from robustft.errors import ConfigError
-    from robustft.train.objectives import build_objective
+    from robustft.training.objectives import build_objective
 
     model, tok = tiny
     batch = batch_of(tok, [Example("a good movie", 1), Example("the man runs fast", 0)])

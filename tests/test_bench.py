@@ -10,7 +10,7 @@ from robustft.bench.presets import PRESETS
 from robustft.bench.run import bench
 from robustft.config import BenchConfig, TrainConfig, apply_overrides
 from robustft.errors import ConfigError
-from robustft.train.loop import apply_preset
+from robustft.training.loop import apply_preset
 
 
 def tiny_bench(model_dir, out, **kw) -> BenchConfig:

@@ -15,8 +15,8 @@ import torch
 
 from robustft import atomic
 from robustft.atomic import WriteError, atomic_write_json
-from robustft.train import checkpoint as ckpt
-from robustft.train.checkpoint import (
+from robustft.training import checkpoint as ckpt
+from robustft.training.checkpoint import (
     CheckpointError,
     CheckpointSchedule,
     complete_checkpoints,

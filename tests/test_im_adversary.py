@@ -12,8 +12,8 @@ from robustft.data.tasks import get_task
 from robustft.errors import ConfigError
 from robustft.models.factory import tiny_bert
 from robustft.models.im import convert, encoder_layers, exact_gradients, settings_of
-from robustft.train.objectives import build_objective
-from robustft.train.objectives.base import TrainContext
+from robustft.training.objectives import build_objective
+from robustft.training.objectives.base import TrainContext
 
 NEIGHBORS = {"good": ["great", "fine", "nice"], "movie": ["film", "picture"], "dull": ["boring", "flat"]}
 # a setting where the surrogate is far from the exact gradient (cosine 0.53 here: benchmarks/im_overhead.py)

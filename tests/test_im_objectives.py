@@ -8,8 +8,8 @@ from robustft.data.example import Example
 from robustft.data.tasks import get_task
 from robustft.models.factory import tiny_bert
 from robustft.models.im import convert, im_stats
-from robustft.train.objectives import OBJECTIVES, build_objective
-from robustft.train.objectives.base import TrainContext
+from robustft.training.objectives import OBJECTIVES, build_objective
+from robustft.training.objectives.base import TrainContext
 
 NEIGHBORS = {"film": ["movie", "picture"], "good": ["fine", "nice"], "bad": ["poor"]}
 FAST_ARGS = {

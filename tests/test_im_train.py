@@ -7,7 +7,7 @@ import pytest
 from robustft.config import TrainConfig
 from robustft.models.factory import load_classifier, tiny_bert
 from robustft.models.im import im_stats, settings_of
-from robustft.train.loop import train
+from robustft.training.loop import train
 
 
 @pytest.mark.parametrize("arch", ["im", "ex"])

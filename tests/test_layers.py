@@ -1,7 +1,7 @@
 """The package's imports point down the layers and never run in a circle (read from the source with `ast`).
 
-Layers, bottom to top: ground (errors, atomic, config, resources, runtime, runs, verbs) -> data -> models ->
-adversary -> train | attacks | evaluate (side by side, never importing each other) -> bench -> report -> cli.
+Layers, bottom to top: ground (errors, atomic, config, resources, runtime, runs) -> data -> models ->
+adversary -> training | attacks | evaluation (side by side, never importing each other) -> bench -> report -> cli.
 Function-level imports count too: a lazy import is still a dependency.
 """
 
@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "robustft"
-GROUND = {"errors", "atomic", "config", "resources", "runtime", "runs", "verbs", "version"}
+GROUND = {"errors", "atomic", "config", "resources", "runtime", "runs", "version"}
 LAYERS = {
     "data": 1,
     "models": 2,
     "adversary": 3,
-    "train": 4,
+    "training": 4,
     "attacks": 4,
-    "evaluate": 4,
+    "evaluation": 4,
     "bench": 5,
     "report": 6,
     "cli": 7,
@@ -102,7 +102,7 @@ def test_no_import_cycles():
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
-@pytest.mark.parametrize("bad", ["robustft.train.loop", "robustft.attacks.victim"])
+@pytest.mark.parametrize("bad", ["robustft.training.loop", "robustft.attacks.victim"])
 def test_the_checker_catches_an_upward_import(tmp_path, bad):
     source = tmp_path / "x.py"
     source.write_text(f"from {bad} import something\n")

@@ -9,8 +9,8 @@ import torch
 from safetensors.torch import load_file
 
 from robustft.config import TrainConfig
-from robustft.train import loop
-from robustft.train.objectives.standard import Standard
+from robustft.training import loop
+from robustft.training.objectives.standard import Standard
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +201,7 @@ def test_user_errors_print_one_line_without_traceback(tmp_path):
 
 
 def test_objective_hooks_epoch_start_and_per_module_weight_decay(tiny_model_dir, tmp_path, monkeypatch):
-    from robustft.train.objectives.base import OBJECTIVES
+    from robustft.training.objectives.base import OBJECTIVES
 
     seen, built = [], {}
 

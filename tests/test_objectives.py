@@ -10,8 +10,8 @@ from robustft.data.batching import collate, encode, model_inputs
 from robustft.data.example import Example
 from robustft.data.tasks import get_task
 from robustft.models.factory import tiny_bert
-from robustft.train.objectives import OBJECTIVES, build_objective
-from robustft.train.objectives.base import TrainContext
+from robustft.training.objectives import OBJECTIVES, build_objective
+from robustft.training.objectives.base import TrainContext
 
 NEIGHBORS = {"film": ["movie", "picture"], "plot": ["story", "storyline"], "was": ["is"], "the": ["this"]}
 POSITIVE, NEGATIVE = ["good", "great", "nice", "fine"], ["bad", "awful", "poor", "dull"]
@@ -171,7 +171,7 @@ def test_loss_leaves_gradients_and_modes_alone(method, training):
 
 
 def test_infobert_anchored_positions_and_bottleneck():
-    from robustft.train.objectives.infobert import anchored_positions, information_bottleneck
+    from robustft.training.objectives.infobert import anchored_positions, information_bottleneck
 
     grad = torch.zeros(2, 6, 4)
     grad[0, :, 0] = torch.tensor([5.0, 1.0, 4.0, 2.0, 3.0, 9.0])  # 5 real tokens; position 5 is padding

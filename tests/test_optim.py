@@ -6,9 +6,9 @@ import pytest
 
 from robustft.data.tasks import get_task
 from robustft.models.factory import tiny_bert
-from robustft.train.objectives import build_objective
-from robustft.train.objectives.base import TrainContext
-from robustft.train.optim import build_optimizer
+from robustft.training.objectives import build_objective
+from robustft.training.objectives.base import TrainContext
+from robustft.training.optim import build_optimizer
 
 
 def config(**overrides):
@@ -108,7 +108,7 @@ def test_cosine_schedule_is_torchs_cosine_annealing_stepped_per_batch():
 
 
 def test_ascc_preset_warms_up_per_epoch_like_its_release_then_holds_the_rate():
-    from robustft.train.objectives.ascc import ASCC
+    from robustft.training.objectives.ascc import ASCC
 
     preset = ASCC.preset("sst2")
     assert (preset["lr"], preset["weight_decay"], preset["lr_schedule"], preset["group_by_length"]) == (
@@ -126,7 +126,7 @@ def test_ascc_preset_warms_up_per_epoch_like_its_release_then_holds_the_rate():
 def test_adamw_is_fused_on_cpu_and_steps_like_the_foreach_adamw():
     import torch
 
-    from robustft.train.objectives.base import Objective
+    from robustft.training.objectives.base import Objective
 
     model, tok = tiny_bert(2, seed=0)
     model.eval()  # no dropout: both optimizers see the same gradients

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from robustft.config import TrainConfig
-from robustft.train.objectives import OBJECTIVES, build_objective
+from robustft.training.objectives import OBJECTIVES, build_objective
 
 
 @pytest.mark.parametrize("method", sorted(OBJECTIVES))
@@ -75,7 +75,7 @@ def test_adversarial_baselines_train_with_textdefenders_recipe():
 
 def test_a_preset_fills_only_the_keys_the_user_left_unset_and_is_recorded():
     from robustft.config import build_config
-    from robustft.train.loop import apply_preset
+    from robustft.training.loop import apply_preset
 
     cfg = build_config(TrainConfig, [], ["method=rift-imdb", "task=imdb", "epochs=2", "method_args.beta=3"])
     applied = apply_preset(cfg)
@@ -87,7 +87,7 @@ def test_a_preset_fills_only_the_keys_the_user_left_unset_and_is_recorded():
 
 def test_runs_record_how_the_method_departs_from_its_release():
     from robustft.config import build_config
-    from robustft.train.loop import apply_preset, run_notes
+    from robustft.training.loop import apply_preset, run_notes
 
     cfg = build_config(TrainConfig, [], ["method=rift-snli", "task=snli"])
     notes = run_notes(cfg, apply_preset(cfg))

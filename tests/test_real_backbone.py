@@ -5,8 +5,8 @@ import json
 import pytest
 
 from robustft.config import EvalConfig, TrainConfig
-from robustft.evaluate.run import evaluate
-from robustft.train.loop import train
+from robustft.evaluation.run import evaluate
+from robustft.training.loop import train
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from report_fixtures import ADVGLUE_SIZES, train_config, write_eval, write_fixture_runs
-from robustft.evaluate import advglue, stats
+from robustft.evaluation import advglue, stats
 from robustft.report import build_report
 from robustft.report.browser import find_browser
 

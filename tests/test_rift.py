@@ -7,9 +7,9 @@ from robustft.data.batching import collate, encode
 from robustft.data.example import Example
 from robustft.data.tasks import get_task
 from robustft.models.factory import tiny_bert
-from robustft.train.objectives import build_objective
-from robustft.train.objectives.base import TrainContext
-from robustft.train.objectives.rift import info_nce, projection_head
+from robustft.training.objectives import build_objective
+from robustft.training.objectives.base import TrainContext
+from robustft.training.objectives.rift import info_nce, projection_head
 
 NEIGHBORS = {"good": ["great", "fine"], "bad": ["awful", "poor"], "film": ["movie"]}
 

@@ -24,8 +24,8 @@ from robustft.config import AttackConfig, EvalConfig, TrainConfig, config_hash, 
 from robustft.data.batching import Encoded, _class_balanced, rank_slice
 from robustft.data.example import Example
 from robustft.errors import ConfigError
-from robustft.evaluate.run import evaluate
-from robustft.train import loop
+from robustft.evaluation.run import evaluate
+from robustft.training import loop
 
 DRIVER = str(Path(__file__).with_name("scale_driver.py"))
 TIMING = ("seconds", "avg_seconds_per_example", "wall_seconds_this_session")
@@ -282,7 +282,7 @@ def test_a_killed_rank_resumes_exactly_under_either_launcher(tmp_path):
     # rank 1 dies at its 13th loss: epoch 2, after the step-6 checkpoint (2 losses per step)
     died = launch(train_args(str(tmp_path / "m"), tmp_path / "killed"), env={"SCALE_DIE": "1:13"}, check=False)
     assert died.returncode != 0 and not (tmp_path / "killed" / "metrics.json").exists()
-    from robustft.train.checkpoint import complete_checkpoints
+    from robustft.training.checkpoint import complete_checkpoints
 
     newest = complete_checkpoints(tmp_path / "killed" / "checkpoint")[0]
     state = json.loads((newest / "state.json").read_text())

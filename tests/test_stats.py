@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from robustft.evaluate import stats
+from robustft.evaluation import stats
 
 
 def test_wilson_interval_matches_the_hand_computed_8_of_10():
@@ -104,7 +104,7 @@ def test_majority_baseline_picks_the_most_frequent_label_and_breaks_ties_low():
 def test_pooled_difference_with_one_seed_is_the_paired_bootstrap_and_seed_spread_widens_it():
     import numpy as np
 
-    from robustft.evaluate.stats import pooled_paired_difference
+    from robustft.evaluation.stats import pooled_paired_difference
 
     rng = np.random.default_rng(0)
     a, b = rng.random(800) < 0.6, rng.random(800) < 0.5
@@ -131,13 +131,13 @@ def test_pooled_difference_with_one_seed_is_the_paired_bootstrap_and_seed_spread
     ],
 )
 def test_a_claim_is_judged_by_where_the_interval_lies(ci, claimed, expected):
-    from robustft.evaluate.stats import claim_verdict
+    from robustft.evaluation.stats import claim_verdict
 
     assert claim_verdict(ci, claimed) == expected
 
 
 def test_examples_to_resolve_scale_with_the_squared_ratio_of_width_to_effect():
-    from robustft.evaluate.stats import examples_to_resolve
+    from robustft.evaluation.stats import examples_to_resolve
 
     assert examples_to_resolve(0.06, 148, 0.03) == 592  # half the effect of the half-width: four times the examples
     assert examples_to_resolve(0.06, 148, 0.0) is None

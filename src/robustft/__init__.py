@@ -8,30 +8,27 @@ The Python API mirrors the command line: build a config, call the verb.
     summary = robustft.attack(AttackConfig(model=str(run_dir), recipe="textfooler", n=200))
 """
 
-from robustft import evaluate, train  # noqa: E402  (callable packages: robustft.train(cfg), robustft.evaluate(cfg))
+import os
+
+# One setup for the API and the CLI, before torch is imported: OpenMP threads that spin while waiting made bf16
+# attacks up to 3x slower on a busy 2-core machine (docs/performance.md); passive waiting changes no result.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from robustft.attacks.run import attack  # noqa: E402
+from robustft.bench.run import bench  # noqa: E402
 from robustft.config import AttackConfig, EvalConfig, ProbeConfig, TrainConfig  # noqa: E402
+from robustft.evaluation.probe import probe  # noqa: E402
+from robustft.evaluation.run import evaluate  # noqa: E402
+from robustft.training.loop import train  # noqa: E402
 from robustft.version import __version__  # noqa: E402
-
-
-def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> dict:
-    """Attack a model (see `robustft.attacks.run.attack`); returns the run's metrics."""
-    from robustft.attacks.run import attack as run
-
-    return run(cfg, resume=resume, overwrite=overwrite)
-
-
-def probe(cfg: ProbeConfig, resume: bool = False, overwrite: bool = False) -> dict:
-    """Probe models layer by layer (see `robustft.evaluate.probe.probe`); returns the run's metrics."""
-    from robustft.evaluate.probe import probe as run
-
-    return run(cfg, resume=resume, overwrite=overwrite)
-
 
 __all__ = [
     "train",
     "evaluate",
     "attack",
     "probe",
+    "bench",
     "TrainConfig",
     "EvalConfig",
     "AttackConfig",

@@ -5,21 +5,23 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
-import os
 import sys
 import warnings
 
+from robustft.attacks.run import attack
+from robustft.attacks.run import merge as merge_attack
 from robustft.errors import ConfigError, RobustftError
-
-# Subcommands other parts of the package contribute: each module has add_parser(subparsers).
-PLUGIN_COMMANDS = ("robustft.report.command",)
+from robustft.evaluation.probe import probe
+from robustft.evaluation.run import evaluate
+from robustft.evaluation.run import merge as merge_eval
+from robustft.report.command import add_parser as add_report_parser
+from robustft.training.loop import train
 
 VERBS = {
     "train": (
         "fine-tune a model with a method",
-        "robustft.train.loop:train",
+        train,
         """examples:
   robustft train --n_train 1000 --epochs 3                     MiniLM on 1,000 SST-2 examples
   robustft train --config configs/sst2-minilm-1k.yaml --seed 1
@@ -28,14 +30,14 @@ VERBS = {
     ),
     "eval": (
         "per-example accuracy of a model (or run folder) on a task split",
-        "robustft.evaluate.run:evaluate",
+        evaluate,
         """examples:
   robustft eval --model runs/sst2-minilm-1k --task advglue-sst2 --split dev
   robustft eval --model my_model/ --task sst2 --split dev -n 500 --precision fp32""",
     ),
     "attack": (
         "attack a classifier with a word-substitution recipe",
-        "robustft.attacks.run:attack",
+        attack,
         """examples:
   robustft attack --model runs/sst2-minilm-1k --task sst2 --split dev --recipe textfooler -n 200
   robustft attack --model runs/sst2-minilm-1k --recipe pwws --protocol textdefender
@@ -43,7 +45,7 @@ VERBS = {
     ),
     "probe": (
         "hidden-state distance per layer under perturbations (IM-BERT probe)",
-        "robustft.evaluate.probe:probe",
+        probe,
         """examples:
   robustft probe --models BERT=runs/bert --models IM-BERT=runs/im --output_dir probe/
   robustft probe --base minilm --variants plain,ex,im --im.layers 1-6 --im.K 3 --perturb noise""",
@@ -87,8 +89,7 @@ def call_verb(args) -> int:
     from robustft.config import VERB_CONFIGS, build_config
 
     cfg = build_config(VERB_CONFIGS[args.command], args.config or [], split_overrides(args.extra))
-    module, _, name = VERBS[args.command][1].partition(":")
-    result = getattr(importlib.import_module(module), name)(cfg, resume=args.resume, overwrite=args.overwrite)
+    result = VERBS[args.command][1](cfg, resume=args.resume, overwrite=args.overwrite)
     if main_process():
         print(summary_line(args.command, result))
     return 0
@@ -172,7 +173,7 @@ def cmd_bench(args) -> int:
     return 0
 
 
-MERGERS = {"attack": "robustft.attacks.run:merge", "eval": "robustft.evaluate.run:merge"}
+MERGERS = {"attack": merge_attack, "eval": merge_eval}
 
 
 def cmd_merge(args) -> int:
@@ -182,8 +183,7 @@ def cmd_merge(args) -> int:
     saved = read_description(args.run_dir)
     if saved is None or saved.get("verb") not in MERGERS:
         raise ConfigError(f"merge: {args.run_dir} is not a robustft attack or eval run folder")
-    module, _, name = MERGERS[saved["verb"]].partition(":")
-    result = getattr(importlib.import_module(module), name)(args.run_dir, strict=True)
+    result = MERGERS[saved["verb"]](args.run_dir, strict=True)
     print(summary_line(saved["verb"], result))
     return 0
 
@@ -201,7 +201,7 @@ def cmd_resources(args) -> int:
 
 def cmd_methods(args) -> int:
     from robustft.data.tasks import TASKS
-    from robustft.train.objectives import OBJECTIVES
+    from robustft.training.objectives import OBJECTIVES
 
     print("methods:", ", ".join(sorted(OBJECTIVES)))
     print("tasks:")
@@ -284,22 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("methods", help="list training methods and tasks")
     p.set_defaults(func=cmd_methods)
 
-    for module_name in PLUGIN_COMMANDS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if not module_name.startswith(str(exc.name)):
-                raise
-            continue
-        module.add_parser(sub)
+    add_report_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    # OpenMP threads that spin while waiting made bf16 attacks up to 3x slower on a busy 2-core machine
-    # (docs/performance.md); passive waiting changes no result. Set before torch is imported.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "takes_overrides", False):

@@ -1,5 +1,1 @@
-"""Benchmarks of methods x tasks x sizes x seeds. `robustft.bench(cfg)` runs `robustft.bench.run.bench`."""
-
-from robustft.verbs import callable_package
-
-callable_package(__name__, "robustft.bench.run:bench")
+"""Benchmarks of methods x tasks x sizes x seeds. The verb `robustft.bench(cfg)` is `robustft.bench.run.bench`."""

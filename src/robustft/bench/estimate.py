@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 
 from robustft.data.tasks import load_examples
-from robustft.train.loop import apply_preset
+from robustft.training.loop import apply_preset
 
 TRAIN_EXAMPLES_PER_S = 100.0  # MiniLM, bf16, length-grouped batches, 2 cores (the quick bench: 115/s incl. dev)
 EVAL_EXAMPLES_PER_S = 250.0

@@ -3,7 +3,7 @@ paper, its released code or our own dev-set/probe screening, never from an attac
 
 from __future__ import annotations
 
-from robustft.train.objectives.textdefender import textdefender_training
+from robustft.training.objectives.textdefender import textdefender_training
 
 # IM-BERT with the code's defaults (robustft.models.im_settings: K 2, eta 0.01, increment form, the upper half of
 # the layers), which were chosen on SST-2 dev only (docs/im_bert.md says which data chose each).

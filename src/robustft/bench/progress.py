@@ -15,7 +15,7 @@ from pathlib import Path
 from robustft import runs
 from robustft.bench.calibrate import slowdown
 from robustft.bench.estimate import examples_of, train_size, with_preset
-from robustft.train.checkpoint import complete_checkpoints
+from robustft.training.checkpoint import complete_checkpoints
 
 
 def threads_it_ran_with(folder: Path) -> int | None:

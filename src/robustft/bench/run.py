@@ -35,8 +35,8 @@ from robustft.bench.precision import pin_auto_precision
 from robustft.bench.progress import seconds_left
 from robustft.config import BenchConfig
 from robustft.errors import ConfigError, RobustftError
-from robustft.evaluate.run import evaluate
-from robustft.train.loop import train
+from robustft.evaluation.run import evaluate
+from robustft.training.loop import train
 
 log = logging.getLogger("robustft.bench")
 

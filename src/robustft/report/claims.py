@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from robustft.evaluate.stats import claim_verdict, examples_to_resolve, mean_std
+from robustft.evaluation.stats import claim_verdict, examples_to_resolve, mean_std
 
 
 @dataclass(frozen=True)

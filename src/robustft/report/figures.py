@@ -5,7 +5,7 @@ intervals (the bootstrap of 0/1 values depends on the count alone); it cannot be
 from __future__ import annotations
 
 from robustft.attacks.results import ERROR, FAILED, SKIPPED, AttackRecord, summarize
-from robustft.evaluate.stats import accuracy_from_counts, accuracy_with_interval, majority_baseline
+from robustft.evaluation.stats import accuracy_from_counts, accuracy_with_interval, majority_baseline
 from robustft.report.folders import Run
 
 ATTACK_EXTRAS = (

@@ -12,8 +12,8 @@ import dataclasses
 import json
 
 from robustft.errors import ConfigError
-from robustft.evaluate import advglue
-from robustft.evaluate.stats import NO_DIFFERENCE, mean_std, paired_comparison, pooled_paired_difference
+from robustft.evaluation import advglue
+from robustft.evaluation.stats import NO_DIFFERENCE, mean_std, paired_comparison, pooled_paired_difference
 from robustft.report.anchors import anchor_rows
 from robustft.report.claims import claim_rows
 from robustft.report.deviations import collect_deviations

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from robustft.evaluate.advglue import TASKS as ADVGLUE_TASKS
+from robustft.evaluation.advglue import TASKS as ADVGLUE_TASKS
 
 
 @dataclass

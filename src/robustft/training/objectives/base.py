@@ -29,7 +29,7 @@ def register_objective(name: str):
 
 def build_objective(name: str, params: dict[str, Any] | None = None) -> Objective:
     # Objectives register on import; importing the package module pulls every built-in one in.
-    import robustft.train.objectives  # noqa: F401
+    import robustft.training.objectives  # noqa: F401
 
     if name not in OBJECTIVES:
         raise ConfigError(f"unknown method '{name}'; known: {', '.join(sorted(OBJECTIVES))}")
@@ -81,7 +81,7 @@ class Objective:
         """Called at the start of every epoch (0-based), also when a run resumes mid-epoch."""
 
     def lr_factor(self, epoch: int) -> float:
-        """Multiplies the learning-rate schedule during `epoch` (0-based); see `robustft.train.optim`."""
+        """Multiplies the learning-rate schedule during `epoch` (0-based); see `robustft.training.optim`."""
         return 1.0
 
     def weight_decay(self, module_name: str, param_name: str, param: torch.Tensor, default: float) -> float:

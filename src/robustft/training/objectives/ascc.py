@@ -21,9 +21,9 @@ from robustft.adversary.hull import HullSettings, adversarial_embeddings, kl_gai
 from robustft.data.batching import model_inputs
 from robustft.data.tasks import get_task
 from robustft.errors import ConfigError
-from robustft.train.objectives.base import Objective, register_objective
-from robustft.train.objectives.embedding import check_adversary_grad
-from robustft.train.objectives.textdefender import textdefender_training
+from robustft.training.objectives.base import Objective, register_objective
+from robustft.training.objectives.embedding import check_adversary_grad
+from robustft.training.objectives.textdefender import textdefender_training
 
 CLEAN_TARGETS = ("eval", "train")
 

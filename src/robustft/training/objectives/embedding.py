@@ -8,7 +8,7 @@ import torch
 from robustft.adversary.embedding_delta import SCOPES, perturbation_mask
 from robustft.errors import ConfigError
 from robustft.models.im import ADVERSARY_GRAD_MODES
-from robustft.train.objectives.base import Objective
+from robustft.training.objectives.base import Objective
 
 
 class EmbeddingObjective(Objective):

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from robustft.evaluate.stats import majority_baseline
+from robustft.evaluation.stats import majority_baseline
 
 SPLITS = ("advglue-sst2", "advglue-qqp", "advglue-qnli", "advglue-rte", "advglue-mnli", "advglue-mnli-mm")
 TASKS = ("sst2", "qqp", "qnli", "rte", "mnli")  # the five tasks of the overall score

@@ -32,9 +32,9 @@ from torch import nn
 
 from robustft.adversary.embedding_delta import ACCUMULATE_MODES, DeltaSettings, free_steps
 from robustft.errors import ConfigError
-from robustft.train.objectives.base import register_objective
-from robustft.train.objectives.embedding import EmbeddingObjective
-from robustft.train.objectives.textdefender import textdefender_training
+from robustft.training.objectives.base import register_objective
+from robustft.training.objectives.embedding import EmbeddingObjective
+from robustft.training.objectives.textdefender import textdefender_training
 
 
 class InfoNCECritic(nn.Module):

@@ -11,7 +11,7 @@ normalised); each teacher feature must pick its own student among the students o
 The release's warm-up scales the learning rate: 0.1 in epoch 0, 0.55 in epoch 1, then 1
 (`WarmupMultiStepLR(optimizer, (50, 80), 0.1, 0.1, 2, 'linear')` stepped per epoch in rift_train.py; its
 milestones 50 and 80 lie beyond the 20 epochs). `lr_factor(epoch)` hands these factors to the loop's
-schedule (`robustft.train.optim`). Weight decay (`weight_decay()`): 0 on the encoder, 2e-4 on every other
+schedule (`robustft.training.optim`). Weight decay (`weight_decay()`): 0 on the encoder, 2e-4 on every other
 parameter, biases and LayerNorms included (the classifier head and the InfoNCE heads).
 
 Off in the release, options here: `adv_ce` (weight of CE on the adversarial logits), `conditional_mi=False`
@@ -38,8 +38,8 @@ from robustft.adversary.embeds import forward_embeds
 from robustft.adversary.hull import HullSettings
 from robustft.data.batching import model_inputs
 from robustft.errors import ConfigError
-from robustft.train.objectives.ascc import RELEASE_WARMUP, HullObjective
-from robustft.train.objectives.base import register_objective
+from robustft.training.objectives.ascc import RELEASE_WARMUP, HullObjective
+from robustft.training.objectives.base import register_objective
 
 # The release's training recipes (rift_train.py): AdamW lr 2e-5, 20 epochs, the LR warm-up of lr_factor()
 # and no other schedule (its MultiStep milestones 50 and 80 are never reached), weight decay by weight_decay(),

@@ -30,10 +30,10 @@ from robustft.data.tasks import get_task, load_examples
 from robustft.errors import ConfigError, RobustftError
 from robustft.models.factory import load_classifier
 from robustft.models.model_card import write_model_card
-from robustft.train import distributed, tracking
-from robustft.train.checkpoint import CheckpointSchedule, has_checkpoint, load_checkpoint, rng_state, save_checkpoint
-from robustft.train.objectives.base import OBJECTIVES, TrainContext, build_objective
-from robustft.train.optim import build_optimizer
+from robustft.training import distributed, tracking
+from robustft.training.checkpoint import CheckpointSchedule, has_checkpoint, load_checkpoint, rng_state, save_checkpoint
+from robustft.training.objectives.base import OBJECTIVES, TrainContext, build_objective
+from robustft.training.optim import build_optimizer
 from robustft.version import __version__
 
 log = logging.getLogger("robustft.train")

@@ -17,7 +17,7 @@ from robustft.config import EvalConfig
 from robustft.data.batching import encode, eval_batches
 from robustft.data.digests import data_digests, model_digests
 from robustft.data.tasks import get_task, load_examples
-from robustft.evaluate.stats import accuracy_with_interval, majority_baseline
+from robustft.evaluation.stats import accuracy_with_interval, majority_baseline
 from robustft.models.factory import load_classifier
 from robustft.models.predict import check_labels, class_probs
 

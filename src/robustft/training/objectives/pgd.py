@@ -9,9 +9,9 @@ import torch.nn.functional as F
 from robustft.adversary.embedding_delta import DeltaSettings, ascend, ce_gain
 from robustft.adversary.embeds import forward_embeds, word_embeddings
 from robustft.data.batching import model_inputs
-from robustft.train.objectives.base import register_objective
-from robustft.train.objectives.embedding import EmbeddingObjective
-from robustft.train.objectives.textdefender import textdefender_training
+from robustft.training.objectives.base import register_objective
+from robustft.training.objectives.embedding import EmbeddingObjective
+from robustft.training.objectives.textdefender import textdefender_training
 
 
 @register_objective("pgd")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 
 from robustft.data.batching import model_inputs
-from robustft.train.objectives.base import Objective, register_objective
+from robustft.training.objectives.base import Objective, register_objective
 
 
 @register_objective("standard")

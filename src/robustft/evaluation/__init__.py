@@ -1,0 +1,3 @@
+"""Evaluation: clean accuracy, the probe, statistics.
+
+The verb `robustft.evaluate(cfg)` is `robustft.evaluation.run.evaluate`."""
