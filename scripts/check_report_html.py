@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from robustft.report.browser import check_page
+from robustft.report.rendering.browser import check_page
 
 
 def main(argv: list[str] | None = None) -> int:

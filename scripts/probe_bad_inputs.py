@@ -6,6 +6,12 @@ one, read in-process through `robustft.data.tasks.load_examples`:
   traceback  any other exception (the CLI would print a traceback)
   silent     examples were returned
 
+Bad setting values (`--values`, tests/reliability/bad_value_cases.py, issue 52) go in-process through the config
+loader (`build_config`, or the recipe loader for attack settings), classified as for data files ("clean": a
+one-line RobustftError holding the case's expected message). With them, a data file missing from a local data
+root, with the offline variables unset, is timed in a fresh process: "clean" is its one-line error naming the
+file within 5 s ("slow" otherwise: `datasets`' DNS retries).
+
 Bad CLI values (`--cli`, slower: one process each) run `python -m robustft.cli ...`:
   clean      exit 2, no traceback on stderr
   traceback  "Traceback" on stderr
@@ -28,6 +34,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "reliability"))
+
+from bad_value_cases import CASES as VALUE_CASES  # noqa: E402
+from bad_value_cases import outcome as value_outcome  # noqa: E402
 
 from bad_data_cases import CASES, build  # noqa: E402
 
@@ -60,7 +70,7 @@ CLI_CASES: list[tuple[str, list[str]]] = [  # the lead's part of issue 15 (item 
     (
         "train n_train beyond split",
         [
-            *SMALL_TRAIN[:8],
+            *SMALL_TRAIN[:7],
             "--train_split",
             "kshot13-train",
             "--n_train",
@@ -108,7 +118,33 @@ CLI_CASES: list[tuple[str, list[str]]] = [  # the lead's part of issue 15 (item 
     ("probe unknown perturbation", ["probe", "--models", "{model}", "--perturb", "xyz"]),
     ("probe noise -1", ["probe", "--models", "{model}", "--noise", "-1"]),
     ("probe no model", ["probe"]),
+    # issue 52: one process each for the values the reviewer runs (the rest are --values, in-process)
+    ("train im.eta inf", [*SMALL_TRAIN, "--arch", "im", "--im.eta", "inf"]),
+    ("train im.eta 1e30", [*SMALL_TRAIN, "--arch", "im", "--im.eta", "1e30"]),
+    ("train im.K nan", [*SMALL_TRAIN, "--arch", "im", "--im.K", "nan"]),
+    ("train seed 1e30", [*SMALL_TRAIN, "--seed", "1e30"]),
+    ("train threads 1e9", [*SMALL_TRAIN, "--threads", "1000000000"]),
+    ("train rift beta abc", [*SMALL_TRAIN, "--method", "rift", "--method_args.beta", "abc"]),
+    ("train rift beta -5", [*SMALL_TRAIN, "--method", "rift", "--method_args.beta", "-5"]),
+    ("train output_dir ~", ["train", "--model", "{model}", "--n_train", "16", "--output_dir", "~"]),
+    (
+        "attack max_candidates 0",
+        ["attack", "--model", "{model}", "--split", "dev", "-n", "2", "--recipe_args.max_candidates", "0"],
+    ),
 ]
+
+MISSING_FILE_SCRIPT = """
+import time
+from robustft.data import tasks
+from robustft.errors import MissingResource
+start = time.perf_counter()
+try:
+    tasks.load_examples("ag_news", "test")
+    print("loaded")
+except MissingResource as exc:
+    print(f"{time.perf_counter() - start:.2f}")
+    print(exc)
+"""
 
 
 def classify_data(case, real_root: Path) -> tuple[str, str]:
@@ -118,7 +154,7 @@ def classify_data(case, real_root: Path) -> tuple[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         build(case, real_root, Path(tmp))
         os.environ["ROBUSTFT_DATA"] = tmp
-        cache_clear = getattr(tasks._read_split, "cache_clear", None)
+        cache_clear = getattr(getattr(tasks, "_read_split", None), "cache_clear", None)
         if cache_clear:  # robustft before issue 15 cached splits by (task, split), whatever the data root
             cache_clear()
         try:
@@ -163,6 +199,21 @@ def classify_cli(argv: list[str], model: str) -> tuple[str, str]:
     return "silent", f"exit {proc.returncode}: {last}"
 
 
+def classify_missing_local_file() -> tuple[str, str]:
+    """ag_news/test (it has a Hub twin) under an empty data root, offline variables unset, in a fresh process."""
+    offline = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if k not in offline}
+        env.update(ROBUSTFT_DATA=tmp, PYTHONPATH=str(ROOT / "src"))
+        proc = subprocess.run([sys.executable, "-c", MISSING_FILE_SCRIPT], env=env, capture_output=True, text=True)
+        lines = proc.stdout.splitlines()
+        if len(lines) != 2:
+            return ("silent" if lines == ["loaded"] else "traceback"), (proc.stdout + proc.stderr)[-200:]
+        seconds, message = float(lines[0]), lines[1]
+        named = str(Path(tmp) / "ag_news" / "test.csv") in message
+        return ("clean" if named and seconds < 5 else "slow"), f"{seconds:.1f} s: {message[:160]}"
+
+
 def tiny_model(folder: Path) -> str:
     from robustft.models.factory import tiny_bert
 
@@ -180,7 +231,8 @@ def table(rows: list[dict], title: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cli", action="store_true", help="also run the bad CLI values (one process each)")
-    parser.add_argument("--skip-data", action="store_true", help="only the CLI values")
+    parser.add_argument("--values", action="store_true", help="also the bad setting values (in-process, fast)")
+    parser.add_argument("--skip-data", action="store_true", help="no malformed data files")
     parser.add_argument("--only", help="only the cases whose name contains this")
     parser.add_argument("--json", help="write every case and its outcome to this file")
     args = parser.parse_args()
@@ -193,6 +245,17 @@ def main() -> int:
         outcome, detail = classify_data(case, real_root)
         data_rows.append({"kind": "data", "name": case.name, "outcome": outcome, "detail": detail})
         print(f"{outcome:9s} {case.name}: {detail}", flush=True)
+    value_rows = []
+    if args.values:
+        for case in VALUE_CASES:
+            if args.only and args.only not in case.name:
+                continue
+            outcome, detail = value_outcome(case)
+            value_rows.append({"kind": "values", "name": case.name, "outcome": outcome, "detail": detail})
+            print(f"{outcome:9s} {case.name}: {detail}", flush=True)
+        outcome, detail = classify_missing_local_file()
+        value_rows.append({"kind": "offline", "name": "missing local data file", "outcome": outcome, "detail": detail})
+        print(f"{outcome:9s} missing local data file, offline variables unset: {detail}", flush=True)
     cli_rows = []
     if args.cli:
         with tempfile.TemporaryDirectory() as tmp:
@@ -207,10 +270,14 @@ def main() -> int:
     print("\n| tried | n | clean one-line error | traceback | accepted silently or exit 0 |\n|---|---|---|---|---|")
     if data_rows:
         print(table(data_rows, "malformed data files"))
+    if value_rows:
+        print(table([r for r in value_rows if r["kind"] == "values"], "bad setting values (in-process)"))
+        print(table([r for r in value_rows if r["kind"] == "offline"], "missing local data file, 5 s limit"))
     if cli_rows:
         print(table(cli_rows, "bad CLI values"))
     if args.json:
-        Path(args.json).write_text(json.dumps(data_rows + cli_rows, indent=2) + "\n", encoding="utf-8")
+        rows = data_rows + value_rows + cli_rows
+        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0
 
 

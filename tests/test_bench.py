@@ -7,7 +7,7 @@ import pytest
 
 from robustft.bench.matrix import expand
 from robustft.bench.presets import PRESETS
-from robustft.bench.run import bench
+from robustft.bench.run import bench, list_jobs
 from robustft.config import BenchConfig, TrainConfig, apply_overrides
 from robustft.errors import ConfigError
 from robustft.training.loop import apply_preset
@@ -91,6 +91,8 @@ def test_a_bench_killed_mid_matrix_redoes_no_finished_job(tiny_model_dir, tmp_pa
     assert all(v == "done" for v in result["jobs"].values()) and len(result["jobs"]) == 8
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # finished jobs were not redone
     assert json.loads((tmp_path / "b" / "metrics.json").read_text())["complete"] is True
+    assert result["report"] == str(tmp_path / "b" / "report")  # the library builds it, as `robustft bench` does
+    assert "im" in json.loads((tmp_path / "b" / "report" / "report.json").read_text())["methods"]
     cell = tmp_path / "b" / "cells" / "im-sst2-n32-s0"
     trained = json.loads((cell / "config.json").read_text())["config"]
     assert (trained["arch"], trained["label"], trained["dev_split"]) == ("im", "im", "dev")
@@ -103,28 +105,53 @@ def test_a_bench_killed_mid_matrix_redoes_no_finished_job(tiny_model_dir, tmp_pa
 
 def test_jobs_are_listed_filtered_and_wait_for_their_model(tiny_model_dir, tmp_path, capsys):
     cfg = tiny_bench(tiny_model_dir, tmp_path / "b")
-    listed = bench(cfg, list_only=True)
-    assert list(listed["jobs"].values()) == ["todo"] * 8 and "bert/sst2/n32/s0 eval sst2/dev/n16" in listed["jobs"]
+    listed = list_jobs(cfg)
+    assert list(listed.values()) == ["todo"] * 8 and "bert/sst2/n32/s0 eval sst2/dev/n16" in listed
     with pytest.raises(ConfigError, match="no job id matches"):
         bench(cfg, only="nothing-like-this")
-    kept = bench(cfg, list_only=True, skip="im/*")["jobs"]
+    kept = list_jobs(cfg, skip="im/*")
     assert len(kept) == 4 and all(k.startswith("bert/") for k in kept)
-    kept = bench(cfg, list_only=True, skip=["im/*", "*eval*"])["jobs"]  # --skip given twice
+    kept = list_jobs(cfg, skip=["im/*", "*eval*"])  # --skip given twice
     assert kept and all(k.startswith("bert/") and " eval " not in k for k in kept) and len(kept) < 4
-    assert list(bench(cfg, list_only=True, only="*eval*", skip="*advglue*")["jobs"]) == [
+    assert list(list_jobs(cfg, only="*eval*", skip="*advglue*")) == [
         "bert/sst2/n32/s0 eval sst2/dev/n16",
         "im/sst2/n32/s0 eval sst2/dev/n16",
     ]
     with pytest.raises(ConfigError, match="but not"):
-        bench(cfg, list_only=True, skip="*")
+        list_jobs(cfg, skip="*")
     # a glob names the id from its start: 'sst2/*' is no method, so it leaves nothing out (on any part of the id it
     # left out every job, as --skip 'rift/*' left out every method's pwws-rift and genetic-rift attacks)
-    assert bench(cfg, list_only=True, skip="sst2/*")["jobs"] == listed["jobs"]
-    assert len(bench(cfg, list_only=True, only="bert/sst2/n32/s0")["jobs"]) == 4  # a cell's id: its jobs too
+    assert list_jobs(cfg, skip="sst2/*") == listed
+    assert len(list_jobs(cfg, only="bert/sst2/n32/s0")) == 4  # a cell's id: its jobs too
     from robustft.bench.run import BenchJobsFailed
 
     with pytest.raises(BenchJobsFailed, match="not trained yet"):
         bench(cfg, only="*eval advglue*")
+
+
+def test_listing_jobs_writes_nothing(tiny_model_dir, tmp_path, monkeypatch, capsys):
+    """`--list` only reads: no bench folder, lock, claim or log appears, before the bench ran or after part of it."""
+    import yaml
+
+    from robustft.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "b", attacks=[])
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(yaml.safe_dump({k: v for k, v in cfg.__dict__.items() if k != "explicit_keys"}))
+
+    def tree():
+        return {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
+
+    before = tree()
+    assert main(["bench", str(spec), "--list"]) == 0
+    assert tree() == before and not (tmp_path / "b").exists()
+    bench(cfg, only="bert/*")
+    before = tree()
+    assert main(["bench", str(spec), "--list", "--workers", "2", "--deadline", "2099-01-01T00:00"]) == 0
+    out = capsys.readouterr().out
+    assert "done" in out and "todo" in out and "bert/sst2/n32/s0" in out
+    assert tree() == before
 
 
 def test_cli_runs_a_bench_file_and_ends_with_the_table_and_the_report_page(tiny_model_dir, tmp_path, capsys):
@@ -147,10 +174,10 @@ def test_a_job_another_process_holds_is_left_to_it_and_taken_once_released(tiny_
     import threading
     import time
 
-    from robustft.bench import run as bench_run
+    from robustft.bench import runner
     from robustft.runs import is_finished, try_hold
 
-    monkeypatch.setattr(bench_run, "WAIT_POLL_S", 0.05)
+    monkeypatch.setattr(runner, "WAIT_POLL_S", 0.05)
     cfg = tiny_bench(tiny_model_dir, tmp_path / "b")
     jobs = [j for j in expand(cfg) if j.id.startswith("bert/")]
     held = next(j for j in jobs if j.kind == "eval")
@@ -158,7 +185,7 @@ def test_a_job_another_process_holds_is_left_to_it_and_taken_once_released(tiny_
     holding, released = threading.Event(), []
 
     def other_process():  # holds the job's claim until the bench has run everything else
-        with try_hold(bench_run.claim_path(tmp_path / "b", held.id)) as mine:
+        with try_hold(runner.claim_path(tmp_path / "b", held.id)) as mine:
             assert mine
             holding.set()
             while not all(is_finished(j.folder) for j in others):
@@ -176,25 +203,32 @@ def test_a_job_another_process_holds_is_left_to_it_and_taken_once_released(tiny_
     assert (held.folder / "metrics.json").stat().st_mtime >= released[0]
 
 
-def test_workers_run_the_jobs_in_their_own_processes_with_the_cores_shared(tiny_model_dir, tmp_path):
+def test_workers_run_the_jobs_in_their_own_processes_with_the_cores_shared(tiny_model_dir, tmp_path, capsys):
     import os
 
+    from robustft.bench.run import cores_shared
     from robustft.runs import LOCK
     from robustft.runtime import cpu_cores
 
+    assert cores_shared(tiny_bench(tiny_model_dir, tmp_path / "b", threads=1, workers=4)).threads == 1  # as given
     cfg = tiny_bench(tiny_model_dir, tmp_path / "b", threads=None, workers=2, attacks=[])
     result = bench(cfg)
+    share = max(1, cpu_cores() // 2)
+    assert (
+        f"2 workers of {share} thread(s) each (the cores shared out; set --threads to choose)"
+        in capsys.readouterr().out
+    )
     assert result["complete"] and set(result["jobs"].values()) == {"done"} and len(result["jobs"]) == 6
     folders = [j.folder for j in expand(cfg)]
     pids = {(f / LOCK).read_text().strip() for f in folders}
     assert str(os.getpid()) not in pids  # every job ran in a worker
     threads = {json.loads((f / "config.json").read_text())["config"]["threads"] for f in folders}
-    assert threads == {max(1, cpu_cores() // 2)}
+    assert threads == {share}
 
 
 WORKER_OF_A_KILLED_BENCH = """
 import os, sys, threading, time, multiprocessing
-from robustft.bench.run import exit_with_parent
+from robustft.bench.runner import exit_with_parent
 
 def worker(path):
     threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
@@ -245,7 +279,7 @@ def test_a_worker_stops_soon_after_its_bench_process_is_killed(tmp_path):
 
 
 def test_the_estimate_prices_fp32_attacks_and_im_models_higher():
-    from robustft.bench.estimate import FP32_ATTACK_FACTOR, im_forward_factor, job_seconds
+    from robustft.bench.pricing import im_forward_factor, job_seconds, load_rates
 
     def attacks(**kw):
         cfg = apply_overrides(BenchConfig(), {**tiny_bench("minilm", "/tmp/unused").__dict__, **kw}).validate()
@@ -255,14 +289,14 @@ def test_the_estimate_prices_fp32_attacks_and_im_models_higher():
 
     auto, fp32 = attacks(precision="auto"), attacks(precision="auto", eval_precision="fp32")
     plain, im = (auto[k] for k in sorted(auto))  # bert, then im
-    assert fp32[sorted(auto)[0]][0] == pytest.approx(FP32_ATTACK_FACTOR * plain[0])
+    assert fp32[sorted(auto)[0]][0] == pytest.approx(load_rates().attack_fp32_factor * plain[0])
     assert im[0] == pytest.approx(im_forward_factor(im[1]) * plain[0]) and im_forward_factor(im[1]) > 1
 
 
 def test_the_estimate_prices_an_adversary_by_its_ascent_steps():
     """TextDefender's FreeLB++ takes 30 steps on SST-2 and 10 on IMDB: the SST-2 preset costs 3x a step of the
     10-step one the rates were measured at, not the same (a bench's deadline check starts trainings by it)."""
-    from robustft.bench.estimate import train_seconds
+    from robustft.bench.pricing import train_seconds
 
     def seconds(method, **method_args):
         cfg = TrainConfig(model="minilm", task="sst2", method=method, n_train=1000, n_dev=10)
@@ -272,3 +306,33 @@ def test_the_estimate_prices_an_adversary_by_its_ascent_steps():
     assert seconds("freelbpp") == pytest.approx(3 * seconds("freelbpp", steps=10), rel=0.02)
     assert seconds("pgd", steps=10) == pytest.approx(2 * seconds("pgd"), rel=0.02)
     assert seconds("rift", steps=10) == seconds("rift")  # RIFT's hull steps are in its measured cost
+
+
+def test_prices_come_from_a_rates_file_that_says_where_each_rate_came_from(tmp_path, monkeypatch):
+    from robustft.bench import pricing
+    from robustft.errors import DataFormatError
+
+    rates = json.loads(pricing.RATES_FILE.read_text())
+
+    def entries(node):
+        if isinstance(node, dict) and ({"value", "cost", "seconds_per_example"} & set(node)):
+            yield node
+        elif isinstance(node, dict):
+            for child in node.values():
+                yield from entries(child)
+
+    found = list(entries(rates))
+    assert len(found) > 20 and all({"measured", "source"} <= set(e) for e in found)
+    assert {"cpu", "cores", "native_bf16"} <= set(rates["machine"])
+    cfg = TrainConfig(model="minilm", task="sst2", n_train=1000, n_dev=10)
+    shipped = pricing.train_seconds(cfg)
+    rates["train"]["examples_per_s"]["value"] *= 2
+    rates["eval"]["examples_per_s"]["value"] *= 2
+    (tmp_path / "faster.json").write_text(json.dumps(rates))
+    monkeypatch.setenv(pricing.RATES_ENV, str(tmp_path / "faster.json"))
+    assert pricing.train_seconds(cfg) == pytest.approx(shipped / 2)
+    del rates["attacks"]
+    (tmp_path / "broken.json").write_text(json.dumps(rates))
+    monkeypatch.setenv(pricing.RATES_ENV, str(tmp_path / "broken.json"))
+    with pytest.raises(DataFormatError, match=r"broken.json: a rates file needs the entry 'attacks'"):
+        pricing.train_seconds(cfg)

@@ -9,7 +9,7 @@ import pytest
 
 from robustft import runtime
 from robustft.bench.calibrate import machine_factors, measured_seconds, slowdown
-from robustft.bench.estimate import seconds
+from robustft.bench.pricing import seconds
 from robustft.bench.run import bench
 from robustft.config import TrainConfig
 from test_bench import tiny_bench
@@ -65,8 +65,8 @@ def test_a_deadline_trusts_this_machine_s_measured_speed(tiny_model_dir, tmp_pat
 def test_a_deadline_prices_each_cell_with_the_jobs_finished_since_the_bench_started(tiny_model_dir, tmp_path):
     """A session's first trainings show how slow this machine is today: a cell that looked in time when the bench
     started is not started once a training finished meanwhile took 10,000x its estimate."""
+    from robustft.bench.deadline import deadline_for
     from robustft.bench.matrix import expand
-    from robustft.bench.run import deadline_for
 
     in_an_hour = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
     cfg = tiny_bench(tiny_model_dir, tmp_path / "runs" / "tiny", deadline=in_an_hour.strftime("%Y-%m-%dT%H:%M"))

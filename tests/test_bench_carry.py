@@ -1,6 +1,6 @@
-"""A bench's progress carried over a fresh checkout (`robustft bench --save DIR` / `--restore DIR`): finished jobs
-come back and are not redone, models do not travel, a cell with jobs left is trained again from its seed, and a
-restored result computed on another model is redone."""
+"""A bench's progress carried over a fresh checkout (`robustft bench save PRESET DIR` / `robustft bench restore
+PRESET DIR`, or `--restore DIR` before a run): finished jobs come back and are not redone, models do not travel, a
+cell with jobs left is trained again from its seed, and a restored result computed on another model is redone."""
 
 import gzip
 import json
@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from robustft.bench.run import BenchJobsFailed, bench
+from robustft.bench.run import BenchJobsFailed, bench, list_jobs, restore, save
 from robustft.cli import main
 from robustft.errors import ConfigError
 from test_bench import tiny_bench
@@ -27,7 +27,7 @@ def saved(tiny_model_dir, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cfg = tiny_bench(tiny_model_dir, "runs/bench/tiny")
     bench(cfg, skip=f"{PARTIAL_CELL} attack*")
-    bench(cfg, save_to=tmp_path / "saved")
+    save(cfg, tmp_path / "saved")
     shutil.rmtree("runs")
     return cfg, tmp_path / "saved"
 
@@ -44,7 +44,8 @@ def test_save_keeps_summaries_and_examples_but_no_model(saved):
 
 def test_a_restored_bench_redoes_no_finished_job_and_retrains_only_cells_with_jobs_left(saved, tmp_path, capsys):
     cfg, folder = saved
-    listed = bench(cfg, list_only=True, restore_from=folder)["jobs"]
+    restore(cfg, folder)
+    listed = list_jobs(cfg)
     out = capsys.readouterr().out
     assert "restored 6 finished and 0 partial jobs" in out and "1 model(s) to train again" in out
     assert listed[PARTIAL_CELL] == "partial" and listed["bert/sst2/n32/s0"] == "done"
@@ -61,22 +62,23 @@ def test_a_restored_bench_redoes_no_finished_job_and_retrains_only_cells_with_jo
 
 def test_saving_again_before_a_restored_cell_is_retrained_keeps_its_saved_training(saved, tmp_path):
     cfg, folder = saved
-    bench(cfg, list_only=True, restore_from=folder)  # the IM training comes back as its config only
+    restore(cfg, folder)  # the IM training comes back as its config only
     training = folder / "cells/im-sst2-n32-s0"
     log = (training / "train.log").read_text()
-    bench(cfg, save_to=folder)  # a session that ran nothing of that cell, saving before it ends
+    save(cfg, folder)  # a session that ran nothing of that cell, saving before it ends
     assert (training / "metrics.json").is_file() and (training / "train.log").read_text() == log
     retraining = tmp_path / "runs/bench/tiny/cells/im-sst2-n32-s0"
     (retraining / "train.log").write_text("epoch 1 of the same seed\n")  # saved while training again
-    bench(cfg, save_to=folder)
+    save(cfg, folder)
     assert (training / "metrics.json").is_file() and (training / "train.log").read_text() == log
-    listed = bench(cfg, list_only=True, restore_from=folder)["jobs"]
+    restore(cfg, folder)
+    listed = list_jobs(cfg)
     assert listed[PARTIAL_CELL] == "partial"
 
 
 def test_a_restored_result_of_another_model_is_redone(saved, tmp_path, caplog):
     cfg, folder = saved
-    bench(cfg, list_only=True, restore_from=folder)
+    restore(cfg, folder)
     config = tmp_path / "runs/bench/tiny/cells/im-sst2-n32-s0/eval-sst2-dev-n16/config.json"
     meta = json.loads(config.read_text())
     meta["inputs"]["model/model.safetensors"] = "0" * 64  # as if computed on a model trained otherwise
@@ -94,10 +96,10 @@ def test_a_partial_attack_comes_back_and_is_finished(tiny_model_dir, tmp_path, m
     first = (attack / "examples.jsonl").read_text().splitlines()[0]
     (attack / "examples.jsonl").write_text(first + "\n" + '{"torn": ')  # stopped during its second example
     (attack / "metrics.json").unlink()
-    assert bench(cfg, save_to=tmp_path / "saved")["saved"] == {"finished": 3, "partial": 1}
+    assert save(cfg, tmp_path / "saved") == {"finished": 3, "partial": 1}
     assert (attack / "examples.jsonl").read_text().endswith('{"torn": ')  # a log being appended to is only read
     shutil.rmtree("runs")
-    bench(cfg, list_only=True, restore_from=tmp_path / "saved")
+    restore(cfg, tmp_path / "saved")
     assert (attack / "examples.jsonl").read_text() == first + "\n"
     assert bench(cfg)["jobs"]["bert/sst2/n32/s0 attack pwws/sst2/dev/n2"] == "done"
     assert len((attack / "examples.jsonl").read_text().splitlines()) == 2
@@ -105,31 +107,55 @@ def test_a_partial_attack_comes_back_and_is_finished(tiny_model_dir, tmp_path, m
 
 def test_a_job_added_to_a_restored_whole_cell_names_the_missing_weights(saved):
     cfg, folder = saved
-    bench(cfg, list_only=True, restore_from=folder)
+    restore(cfg, folder)
     more = tiny_bench(cfg.model, cfg.output_dir, attacks=[*cfg.attacks, {"recipe": "pwws", "split": "dev", "n": 3}])
     with pytest.raises(BenchJobsFailed, match="weights are not in .*--only 'bert/sst2/n32/s0' --overwrite"):
         bench(more, only="bert/*")
 
 
-def test_restore_from_a_missing_folder_is_a_clear_error(tiny_model_dir, tmp_path, capsys):
+def files_of(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_save_and_restore_are_commands_and_the_old_save_flag_still_saves_with_a_warning(saved, tmp_path, capsys):
+    cfg, folder = saved
+    spec = tmp_path / "tiny.json"
+    spec.write_text(json.dumps({k: v for k, v in vars(cfg).items() if k != "explicit_keys"}))
+    assert main(["bench", "restore", str(spec), str(folder)]) == 0
+    assert "restored 6 finished and 0 partial jobs" in capsys.readouterr().out
+    assert main(["bench", "save", str(spec), str(tmp_path / "new")]) == 0
+    assert main(["bench", str(spec), "--save", str(tmp_path / "old")]) == 0
+    assert "deprecated: write `robustft bench save PRESET DIR`" in capsys.readouterr().err
+    assert files_of(tmp_path / "new") == files_of(tmp_path / "old")
+    assert "cells/bert-sst2-n32-s0/metrics.json" in {p.as_posix() for p in files_of(tmp_path / "new")}
+
+
+def test_bench_commands_refuse_what_does_not_apply_and_write_nothing(tiny_model_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     config = tmp_path / "tiny.yaml"
     config.write_text(json.dumps({"model": tiny_model_dir, "methods": {"bert": {}}, "progress": False}))
-    assert main(["bench", str(config), "--list", "--restore", str(tmp_path / "nowhere")]) != 0
-    assert "restore: " in capsys.readouterr().err
+    cases = [
+        (["bench", "restore", str(config), str(tmp_path / "nowhere")], "restore: "),
+        (["bench", str(config), "--list", "--restore", str(tmp_path)], "--list writes nothing: restore first"),
+        (["bench", "save", str(config)], "write `robustft bench save PRESET DIR`"),
+        (["bench", "save", str(config), "x", "--overwrite"], "runs nothing, so --overwrite does not apply"),
+        (["bench", "save", str(config), "x", "--save", "y"], "give one of them"),
+        (["bench", str(config), "extra"], "unexpected argument 'extra'"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err, argv
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "x").exists()
 
 
 def test_publishing_a_running_bench_saves_its_jobs_and_says_how_far_it_got(tiny_model_dir, tmp_path, monkeypatch):
-    import importlib.util
-    from pathlib import Path
+    from robustft.publish.bench_results import main as publish_main
+    from robustft.publish.bench_results import publish
+    from robustft.publish.recheck import recheck
+    from robustft.publish.results_page import render_results_page
 
-    from robustft.report.results import recheck, render_results_page
-
-    root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("publish_results", root / "scripts/publish_results.py")
-    publish = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(publish)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(publish, "RESULTS", tmp_path / "results")
+    results = tmp_path / "docs/results"
     config = tmp_path / "tiny.json"
     values = {
         k: v for k, v in vars(tiny_bench(tiny_model_dir, "x")).items() if k in ("model", "methods", "train", "evals")
@@ -139,17 +165,18 @@ def test_publishing_a_running_bench_saves_its_jobs_and_says_how_far_it_got(tiny_
 
     cfg = bench_config(str(config))
     cfg.output_dir = "runs/bench/tiny"
-    publish.publish(str(config), tmp_path / "runs/bench", "")  # a bench whose trainings have not finished
-    assert not (tmp_path / "results/tiny").exists()  # has nothing to carry over and no report: skipped, no error
+    publish(str(config), tmp_path / "runs/bench", "", results)  # a bench whose trainings have not finished
+    assert not (results / "tiny").exists()  # has nothing to carry over and no report: skipped, no error
     bench(cfg, only="bert/*")
-    publish.publish(str(config), tmp_path / "runs/bench", "")
-    about = json.loads((tmp_path / "results/tiny/published.json").read_text())
+    publish(str(config), tmp_path / "runs/bench", "", results)
+    about = json.loads((results / "tiny/published.json").read_text())
     assert (about["finished"], about["jobs"], about["wall_minutes"]) == (3, 6, None)  # the IM cell still to run
     assert list(about["estimate_vs_actual"]) == ["train"] and about["estimate_vs_actual"]["train"]["jobs"] == 1
-    assert (tmp_path / "results/tiny/runs/cells/bert-sst2-n32-s0/eval-sst2-dev-n16/examples.jsonl.gz").is_file()
-    report = (tmp_path / "results/tiny/report.md").read_text()
+    assert (results / "tiny/runs/cells/bert-sst2-n32-s0/eval-sst2-dev-n16/examples.jsonl.gz").is_file()
+    report = (results / "tiny/report.md").read_text()
     assert "| bert |" in report and "| im |" not in report
-    assert "**Still running: 3 of 6 jobs finished**" in render_results_page(tmp_path / "results")
+    assert not (results / "tiny/report.html").exists()  # rebuildable by `robustft report`: never published
+    assert "**Still running: 3 of 6 jobs finished**" in render_results_page(results)
 
     # a bench that reads another's runs in its report (the five-task AdvGLUE comparison reads the SST-2 study's)
     partner = tmp_path / "partner.json"
@@ -159,16 +186,16 @@ def test_publishing_a_running_bench_saves_its_jobs_and_says_how_far_it_got(tiny_
         e["task"] for e in json.loads((tmp_path / "runs/bench/partner/report/report.json").read_text())["evaluations"]
     }
     assert {"sst2", "rte"} <= tasks
-    publish.publish(str(partner), tmp_path / "runs/bench", "")
-    assert recheck(tmp_path / "results/partner") == []  # re-checked on both benches' published runs
-    assert "`robustft report docs/results/partner/runs docs/results/tiny/runs`" in render_results_page(
-        tmp_path / "results"
-    )
-    tasks = {e["task"] for e in json.loads((tmp_path / "results/partner/report.json").read_text())["evaluations"]}
+    assert publish_main([str(partner), "--bench_root", "runs/bench"], root=tmp_path) == 0  # and RESULTS.md
+    assert recheck(results / "partner") == []  # re-checked on both benches' published runs
+    page = (tmp_path / "docs/RESULTS.md").read_text()
+    assert page == render_results_page(results)
+    assert "`robustft report docs/results/partner/runs docs/results/tiny/runs`" in page
+    tasks = {e["task"] for e in json.loads((results / "partner/report.json").read_text())["evaluations"]}
     assert {"sst2", "rte"} <= tasks
     partner.write_text(json.dumps({**json.loads(partner.read_text()), "report_with": ["nowhere"]}))
     with pytest.raises(ConfigError, match="report_with names .*nowhere/runs, not published"):
-        publish.publish(str(partner), tmp_path / "runs/bench", "")
+        publish(str(partner), tmp_path / "runs/bench", "", results)
 
 
 def test_a_deadline_starts_no_training_that_would_not_end_before_it(tiny_model_dir, tmp_path, caplog):
@@ -184,7 +211,7 @@ def test_a_deadline_starts_no_training_that_would_not_end_before_it(tiny_model_d
     assert set(bench(cfg, only="bert/*")["jobs"].values()) == {"done"}
     cfg.deadline = "tomorrow"
     with pytest.raises(ConfigError, match="deadline: 'tomorrow' is not a UTC time"):
-        bench(cfg, list_only=True)
+        list_jobs(cfg)
 
 
 def test_a_deadline_leaves_a_training_another_worker_runs_to_it_and_then_runs_its_attacks(
@@ -195,21 +222,21 @@ def test_a_deadline_leaves_a_training_another_worker_runs_to_it_and_then_runs_it
     import datetime
     import threading
 
-    from robustft.bench import run as bench_run
+    from robustft.bench import runner
     from robustft.bench.matrix import expand
     from robustft.runs import try_hold
 
-    monkeypatch.setattr(bench_run, "WAIT_POLL_S", 0.05)
+    monkeypatch.setattr(runner, "WAIT_POLL_S", 0.05)
     past = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=1)
     cfg = tiny_bench(tiny_model_dir, tmp_path / "b", deadline=past.strftime("%Y-%m-%dT%H:%M:%S"))
     training = next(j for j in expand(cfg) if j.id == "bert/sst2/n32/s0")
     holding = threading.Event()
 
     def other_worker():
-        with try_hold(bench_run.claim_path(tmp_path / "b", training.id)) as mine:
+        with try_hold(runner.claim_path(tmp_path / "b", training.id)) as mine:
             assert mine
             holding.set()
-            bench_run.RUNNERS["train"](training.config, resume=True, overwrite=False)
+            runner.RUNNERS["train"](training.config, resume=True, overwrite=False)
 
     thread = threading.Thread(target=other_worker)
     thread.start()
@@ -225,8 +252,10 @@ def test_a_deadline_counts_a_cell_s_attacks_with_its_training(tiny_model_dir, tm
     not is not started (rift-1000's FreeLB++: 140 minutes of training, then its attacks, in a 160-minute session)."""
     import datetime
 
+    from robustft.bench.calibrate import slowdown
+    from robustft.bench.deadline import deadline_for
+    from robustft.bench.forecast import expected_here
     from robustft.bench.matrix import expand
-    from robustft.bench.run import deadline_for, expected_here, slowdown
 
     soon = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
     cfg = tiny_bench(tiny_model_dir, tmp_path / "b", deadline=soon.strftime("%Y-%m-%dT%H:%M"))

@@ -6,9 +6,10 @@ import json
 import pytest
 
 from robustft.bench.calibrate import slowdown
+from robustft.bench.forecast import describe_jobs
 from robustft.bench.matrix import expand
+from robustft.bench.pricing import expected_seconds
 from robustft.bench.progress import seconds_left
-from robustft.bench.run import describe_jobs, expected_seconds
 from test_bench import tiny_bench
 
 

@@ -1,14 +1,10 @@
-"""scripts/im_screening.py: the pick rule (converged, damps more than its matched EX, one per architecture) and
-resuming from a results file cut by a kill."""
+"""robustft.publish.im_screening: the pick rule (converged, damps more than its matched EX, one per
+architecture) and resuming from a results file cut by a kill."""
 
-import importlib.util
 import json
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "im_screening.py"
-spec = importlib.util.spec_from_file_location("im_screening", SCRIPT)
-screening = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(screening)
+from robustft.publish.im_screening.records import append, damping_vs_ex, ranked, read
+from robustft.publish.im_screening.settings import key
 
 
 def record(setting, swap, noise, end=None, diverged=0):
@@ -19,7 +15,7 @@ def record(setting, swap, noise, end=None, diverged=0):
         "cost_x_plain": 5.0,
         "residual": {} if end is None else {"layer 1": {"start": 0.5, "end": end, "diverged": diverged}},
     }
-    out["key"] = screening.key(setting)
+    out["key"] = key(setting)
     return out
 
 
@@ -41,16 +37,16 @@ def test_picks_only_solved_settings_that_damp_more_than_their_own_explicit_contr
         record(im(K=5, dt=0.5), 0.19, 0.38, end=0.01, diverged=1),  # a fallen-back solve does not count
     ]
     done = {r["key"]: r for r in rows}
-    picked = screening.ranked(done)
-    assert [r["key"] for r in picked] == [screening.key(im(K=10))]
-    assert screening.damping_vs_ex(picked[0], done) == (0.27 / 0.30 + 0.48 / 0.50) / 2
+    picked = ranked(done)
+    assert [r["key"] for r in picked] == [key(im(K=10))]
+    assert damping_vs_ex(picked[0], done) == (0.27 / 0.30 + 0.48 / 0.50) / 2
 
 
 def test_a_line_cut_by_a_kill_is_measured_again(tmp_path):
     path = tmp_path / "results.jsonl"
-    screening.append(path, record({"arch": "plain"}, 0.3, 0.5))
+    append(path, record({"arch": "plain"}, 0.3, 0.5))
     with path.open("a") as f:
         f.write(json.dumps(record(im(), 0.2, 0.4, end=0.01))[:40])  # no newline: the process died mid-write
-    assert [r["key"] for r in screening.read(path)] == ["plain"]
-    screening.append(path, record(im(), 0.2, 0.4, end=0.01))  # the restart's record keeps a line of its own
-    assert [r["key"] for r in screening.read(path)] == ["plain", screening.key(im())]
+    assert [r["key"] for r in read(path)] == ["plain"]
+    append(path, record(im(), 0.2, 0.4, end=0.01))  # the restart's record keeps a line of its own
+    assert [r["key"] for r in read(path)] == ["plain", key(im())]

@@ -1,8 +1,11 @@
 """The package's imports point down the layers and never run in a circle (read from the source with `ast`).
 
 Layers, bottom to top: ground (errors, atomic, config, resources, runtime, runs) -> data -> models ->
-adversary -> training | attacks | evaluation (side by side, never importing each other) -> bench -> report -> cli.
-Function-level imports count too: a lazy import is still a dependency.
+adversary -> training | attacks | evaluation (side by side, never importing each other) -> report -> bench ->
+publish -> cli.
+The report reads run folders and needs nothing of the bench; a bench builds its report when its jobs are done, so
+`robustft.bench(cfg)` does what `robustft bench` does. Function-level imports count too: a lazy import is still a
+dependency.
 """
 
 import ast
@@ -19,10 +22,11 @@ LAYERS = {
     "training": 4,
     "attacks": 4,
     "evaluation": 4,
-    "bench": 5,
-    "report": 6,
-    "cli": 7,
-    "__init__": 7,
+    "report": 5,
+    "bench": 6,
+    "publish": 7,  # results as data: reads benches, builds reports
+    "cli": 8,
+    "__init__": 8,
 }
 
 

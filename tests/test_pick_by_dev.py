@@ -1,6 +1,6 @@
-"""scripts/pick_by_dev.py: a bench's methods compared on their selection data only, never before every seed is in."""
+"""robustft.publish.pick_by_dev: a bench's methods compared on their selection data only, never before every seed
+is in."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -8,11 +8,7 @@ import yaml
 
 from robustft.bench.matrix import expand
 from robustft.config import BenchConfig, apply_overrides
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "pick_by_dev.py"
-spec = importlib.util.spec_from_file_location("pick_by_dev", SCRIPT)
-pick_by_dev = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(pick_by_dev)
+from robustft.publish import pick_by_dev
 
 
 def bench_file(tmp_path) -> Path:

@@ -1,6 +1,5 @@
 """`robustft report` on hand-written run folders (tests/report_fixtures.py) whose numbers are known."""
 
-import argparse
 import json
 import re
 
@@ -9,7 +8,7 @@ import pytest
 from report_fixtures import ADVGLUE_SIZES, train_config, write_eval, write_fixture_runs
 from robustft.evaluation import advglue, stats
 from robustft.report import build_report
-from robustft.report.browser import find_browser
+from robustft.report.rendering.browser import find_browser
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +149,7 @@ def test_markdown_has_every_table_with_intervals_and_verdicts(built):
 
 
 def test_overview_marks_only_differences_detected_in_every_seed(built):
-    from robustft.report.tables import overview_table
+    from robustft.report.rendering.tables import overview_table
 
     table = overview_table(built[2])
     column = next(i for i, c in enumerate(table.columns) if c.startswith("textfooler"))
@@ -213,7 +212,7 @@ def test_report_is_the_same_when_built_twice(built, tmp_path):
     runs, out, _ = built
     build_report([runs], tmp_path, plots=False, html=False)
     assert (tmp_path / "report.json").read_bytes() == (out / "report.json").read_bytes()
-    from robustft.report.results import without_plots  # the plot list is all that differs without plots
+    from robustft.publish.recheck import without_plots  # the plot list is all that differs without plots
 
     assert without_plots((tmp_path / "report.md").read_text()) == without_plots((out / "report.md").read_text())
 
@@ -236,35 +235,64 @@ def test_a_bench_whose_baseline_has_not_finished_yet_is_reported_without_pairs(b
 
 
 def test_command_line_parses_and_writes(built, tmp_path, capsys):
-    from robustft.report import command
+    from robustft.cli import main
 
-    parser = argparse.ArgumentParser()
-    command.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(
-        [
-            "report",
-            str(built[0]),
-            "--out",
-            str(tmp_path),
-            "--baseline",
-            "plain+rift",
-            "--no-plots",
-            "--examples-per-run",
-            "3",
-        ]
-    )
-    assert args.func(args) == 0
+    argv = ["report", str(built[0]), "--output_dir", str(tmp_path), "--baseline", "plain+rift", "--plots", "false"]
+    assert main([*argv, "--examples_per_run", "3"]) == 0
     summary = json.loads((tmp_path / "report.json").read_text())
     ev = next(ev for ev in summary["evaluations"] if ev["kind"] == "attack")
     assert next(r for r in ev["rows"] if r["method"] == "im+standard")["vs_baseline"]["baseline"] == "plain+rift"
     printed = capsys.readouterr().out
     assert "## Overview" in printed and "report.html" in printed
     assert (tmp_path / "report.html").read_text().count("<tr data-method=") == 3 * 7  # 7 attack runs
+    assert not list(tmp_path.glob("*.png"))
+
+
+def test_the_old_report_flags_still_work(built, tmp_path, capsys):
+    from robustft.cli import main
+
+    argv = ["report", str(built[0]), "--out", str(tmp_path), "--no-plots", "--examples-per-run", "2"]
+    assert main(argv) == 0
+    assert "--output_dir" in capsys.readouterr().err  # with a warning naming the new spelling
+    assert (tmp_path / "report.html").read_text().count("<tr data-method=") == 2 * 7
+    assert not list(tmp_path.glob("*.png"))
+
+
+def test_report_settings_come_from_a_config_file_and_the_command_line(built, tmp_path, capsys):
+    from robustft.cli import main
+
+    config = tmp_path / "report.yaml"
+    config.write_text(json.dumps({"runs": [str(built[0])], "title": "from a file", "plots": False, "html": True}))
+    out = tmp_path / "out"
+    assert main(["report", "--config", str(config), "--output_dir", str(out), "--html", "false"]) == 0
+    assert (out / "report.md").read_text().startswith("# from a file\n") and not (out / "report.html").exists()
+    assert "report.html" not in capsys.readouterr().out  # it names only what it wrote
+
+
+def test_report_is_a_plain_function_of_its_config(built, tmp_path):
+    from robustft.config import ReportConfig, build_config
+    from robustft.errors import ConfigError
+    from robustft.report import report
+
+    cfg = build_config(ReportConfig, [], [f"output_dir={tmp_path}", "plots=false", "html=false"])
+    cfg.runs = [str(built[0])]
+    assert json.loads(json.dumps(report(cfg))) == json.loads((tmp_path / "report.json").read_text())
+    with pytest.raises(ConfigError, match="runs: name at least one run folder"):
+        report(build_config(ReportConfig))
+    with pytest.raises(ConfigError, match="examples_per_run"):
+        build_config(ReportConfig, [], ["examples_per_run=-1"])
+
+
+def test_a_report_without_run_folders_is_a_one_line_error(capsys):
+    from robustft.cli import main
+
+    assert main(["report", "--title", "x"]) == 2
+    assert "runs: name at least one run folder" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(find_browser() is None, reason="chromium is not installed (apt-get install -y chromium)")
 def test_page_loads_in_headless_chromium_without_errors(built, tmp_path):
-    from robustft.report.browser import check_page
+    from robustft.report.rendering.browser import check_page
 
     page = built[1] / "report.html"
     result = check_page(page, screenshot=tmp_path / "shot.png")
@@ -277,7 +305,7 @@ def test_page_loads_in_headless_chromium_without_errors(built, tmp_path):
 
 @pytest.mark.skipif(find_browser() is None, reason="chromium is not installed (apt-get install -y chromium)")
 def test_headless_check_catches_a_script_error(tmp_path):
-    from robustft.report.browser import check_page
+    from robustft.report.rendering.browser import check_page
 
     page = tmp_path / "broken.html"
     page.write_text('<html><body data-ready="1"><script>undefinedFunction();</script></body></html>')
@@ -303,7 +331,7 @@ def test_cells_inside_a_bench_run_folder_are_found_and_repeats_counted_once(tmp_
 
 def test_seeds_that_disagree_give_a_mixed_verdict_and_no_mark(tmp_path):
     from report_fixtures import attack_results, train_config, write_attack
-    from robustft.report.tables import overview_table
+    from robustft.report.rendering.tables import overview_table
 
     runs = tmp_path / "runs"
     for seed, (base_kept, im_kept) in enumerate([(10, 30), (30, 10)]):  # IM far above, then far below
@@ -326,7 +354,7 @@ def test_attack_examples_that_ended_in_an_error_are_named_below_their_table(tmp_
 
 
 def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take():
-    from robustft.report.claims import claim_rows
+    from robustft.report.claims.paper_claims import claim_rows
 
     plain = {"arch": "plain", "size": "all", "n_train": None, "task": "sst2", "dev_split": "subset-dev"}
 
@@ -429,7 +457,7 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
 
 def test_attacks_are_also_compared_on_the_examples_both_models_got_right_before(tmp_path):
     from report_fixtures import attack_results, train_config, write_attack
-    from robustft.report.tables import evaluation_table
+    from robustft.report.rendering.tables import evaluation_table
 
     runs = tmp_path / "runs"
     # the baseline is wrong on 20 of 40 before the attack (skipped); IM on 4. Both keep exactly ids 0-9 of the 20

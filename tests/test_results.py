@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from report_fixtures import write_fixture_runs
+from robustft.publish.recheck import recheck
 from robustft.report import build_report
-from robustft.report.results import recheck
 from robustft.runs import export_run
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
@@ -73,21 +73,12 @@ def test_an_eval_line_whose_correct_flag_lies_is_caught(exported):
 
 
 def test_the_results_page_is_generated_from_the_committed_reports():
-    from robustft.report.results import render_results_page
+    from robustft.publish.results_page import render_results_page
 
     page = RESULTS.parent / "RESULTS.md"
     if not any(RESULTS.glob("*/report.md")):
-        pytest.skip("no preset published yet (scripts/publish_results.py)")
+        pytest.skip("no preset published yet (robustft.publish.bench_results)")
     assert page.read_text(encoding="utf-8") == render_results_page(RESULTS)
-
-
-def load_publish_script():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("publish_results", RESULTS.parents[1] / "scripts/publish_results.py")
-    publish = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(publish)
-    return publish
 
 
 def test_the_published_compute_time_sums_each_jobs_own_time_over_its_sessions(tmp_path):
@@ -104,16 +95,17 @@ def test_the_published_compute_time_sums_each_jobs_own_time_over_its_sessions(tm
 def test_the_published_machine_names_every_machine_its_jobs_ran_on():
     """Runs from a CPU with native bf16 and one without give other weights and times: the results page must say
     which machine ran how many jobs, and which jobs did not record it."""
-    publish = load_publish_script()
+    from robustft.publish.bench_results import machines
+
     epyc = {"cpu": "AMD EPYC", "arch": "x86_64", "cores": 2, "native_bf16": False, "gpu": None}
     xeon = {**epyc, "cpu": "Intel Xeon Platinum 8480+", "native_bf16": True}
     described = [
         {"robustft_run": 1, "verb": "eval", **({"machine": machine} if machine else {})}
         for machine in [epyc, epyc, xeon, None]
     ]
-    assert publish.machines([]) == "no machine yet (no job finished)"
-    assert publish.machines(described[:2]) == "AMD EPYC (x86_64), 2 CPU cores, no native bf16, no GPU"
-    assert publish.machines(described) == (
+    assert machines([]) == "no machine yet (no job finished)"
+    assert machines(described[:2]) == "AMD EPYC (x86_64), 2 CPU cores, no native bf16, no GPU"
+    assert machines(described) == (
         "AMD EPYC (x86_64), 2 CPU cores, no native bf16, no GPU (2 jobs); "
         "Intel Xeon Platinum 8480+ (x86_64), 2 CPU cores, native bf16, no GPU (1 job); "
         "machines not recorded (jobs run before run folders recorded theirs, 2026-12-02) (1 job)"
@@ -121,7 +113,7 @@ def test_the_published_machine_names_every_machine_its_jobs_ran_on():
 
 
 def test_a_preset_whose_jobs_ran_on_several_commits_says_so():
-    from robustft.report.results import how_it_ran
+    from robustft.publish.results_page import how_it_ran
 
     about = {"command": "robustft bench quick", "jobs": 3, "wall_minutes": None, "machine": "2 CPU cores"}
     about |= {"expected_minutes": 1.0, "git_commit": "abc1234"}
@@ -131,7 +123,7 @@ def test_a_preset_whose_jobs_ran_on_several_commits_says_so():
 
 
 def test_the_results_page_opens_with_every_presets_answers_to_the_claims(exported):
-    from robustft.report.results import render_results_page
+    from robustft.publish.results_page import render_results_page
 
     about = {"command": "robustft bench quick", "jobs": 10, "finished": 4, "wall_minutes": None}
     about |= {"machine": "2 CPU cores", "expected_minutes": 1.0, "git_commit": "abc1234"}
@@ -148,7 +140,7 @@ def test_the_results_page_opens_with_every_presets_answers_to_the_claims(exporte
 def test_a_preset_that_reports_with_another_does_not_repeat_its_claims(exported):
     """im-lowresource-1000's report also reads the 16-shot runs: before its own jobs finish, its claims are the
     16-shot ones, which the page must list once, under the preset that ran them."""
-    from robustft.report.results import render_results_page
+    from robustft.publish.results_page import render_results_page
 
     about = {"command": "robustft bench quick", "jobs": 10, "wall_minutes": None, "machine": "2 CPU cores"}
     about |= {"expected_minutes": 1.0, "git_commit": "abc1234"}

@@ -141,3 +141,127 @@ def test_examples_to_resolve_scale_with_the_squared_ratio_of_width_to_effect():
 
     assert examples_to_resolve(0.06, 148, 0.03) == 592  # half the effect of the half-width: four times the examples
     assert examples_to_resolve(0.06, 148, 0.0) is None
+
+
+def _table(seed_effects, n=400, shared=0.0, seed=0):
+    """A seeds x n table of paired differences in {-1, 0, 1}: each seed's mean near its effect; with `shared`, that
+    share of examples gives every seed the same outcome (models agreeing across seeds)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    common = rng.choice([-1.0, 0.0, 1.0], size=n, p=[0.2, 0.6, 0.2])
+    rows = []
+    for effect in seed_effects:
+        own = rng.choice([-1.0, 0.0, 1.0], size=n, p=[0.2 - effect / 2, 0.6, 0.2 + effect / 2])
+        rows.append(np.where(rng.random(n) < shared, common, own))
+    return np.array(rows)
+
+
+def test_seed_counting_interval_with_identical_seeds_is_the_paired_interval_over_examples():
+    from robustft.evaluation.intervals import paired_difference_over_seeds
+
+    row = _table([0.05])[0]
+    three = paired_difference_over_seeds([row, row, row])  # seeds agree on every example: only example noise
+    one = paired_difference_over_seeds([row])
+    assert three["basis"] == "seeds" and one["basis"] == "examples" and "one seed" in one["basis_note"]
+    assert three["ci95"] == pytest.approx(one["ci95"])
+    assert three["spread"]["seed"] == 0 and three["spread"]["residual"] == pytest.approx(0, abs=1e-12)
+    assert one["spread"] is None
+
+
+def test_seed_counting_interval_widens_with_seed_spread_and_recovers_known_components():
+    import numpy as np
+
+    from robustft.evaluation.intervals import paired_difference_over_seeds
+
+    rng = np.random.default_rng(1)
+    seeds, n = 40, 2000  # d = u_s + v_i + w_si with variances 0.01, 0.2, 0.5
+    d = rng.normal(0, 0.1, (seeds, 1)) + rng.normal(0, 0.2**0.5, (1, n)) + rng.normal(0, 0.5**0.5, (seeds, n))
+    spread = paired_difference_over_seeds(d)["spread"]
+    assert spread["seed"] == pytest.approx(0.01, rel=0.5) and spread["example"] == pytest.approx(0.2, rel=0.1)
+    assert spread["residual"] == pytest.approx(0.5, rel=0.02)
+    calm = paired_difference_over_seeds(_table([0.05, 0.05, 0.05]))
+    apart = paired_difference_over_seeds(_table([-0.05, 0.05, 0.15]))
+    assert np.diff(apart["ci95"])[0] > np.diff(calm["ci95"])[0]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [[], [[]], [[1.0]], [[1.0, 0.0], [1.0]], [[0.0, float("nan")]]],
+    ids=["empty", "no-examples", "one", "ragged", "nan"],
+)
+def test_seed_counting_interval_refuses_tables_it_cannot_use(bad):
+    from robustft.errors import RobustftError
+    from robustft.evaluation.intervals import paired_difference_over_seeds
+
+    with pytest.raises(RobustftError, match="paired differences"):
+        paired_difference_over_seeds(bad)
+
+
+def test_power_projection_at_the_observed_design_is_the_observed_interval():
+    from robustft.evaluation.intervals import Spread, paired_difference_over_seeds
+    from robustft.evaluation.power import projected_half_width
+
+    result = paired_difference_over_seeds(_table([0.0, 0.06, 0.12], shared=0.5))
+    low, high = result["ci95"]
+    projected = projected_half_width(Spread(**result["spread"]), result["n_seeds"], result["n"])
+    assert projected == pytest.approx((high - low) / 2, rel=0.05)  # equal unless a component was pooled to 0
+
+
+def test_power_says_more_examples_cannot_settle_a_seed_dominated_difference():
+    from robustft.evaluation.intervals import Spread
+    from robustft.evaluation.power import examples_needed, projected_half_width, seeds_needed, what_would_settle
+
+    seedy = Spread(seed=0.05**2, example=0.01, residual=0.3)  # seeds spread by 5 points, little example noise
+    assert examples_needed(seedy, 3, target=0.02) is None
+    needed = seeds_needed(seedy, 300, target=0.02)  # about 1.96^2 (0.05^2 + 0.3 / 300) / 0.02^2 = 34, and more
+    assert needed > 34
+    assert projected_half_width(seedy, needed, 300) < 0.02 <= projected_half_width(seedy, needed - 1, 300)
+    result = {"difference": 0.02, "n_seeds": 3, "n": 300, "spread": vars(seedy)}
+    settle = what_would_settle(result)
+    assert settle["examples_per_seed"] is None and "more seeds are needed" in settle["sentence"]
+    assert settle["aim"] == "0" and f"about {settle['seeds']} seeds of 300 examples" in settle["sentence"]
+
+
+def test_power_says_more_seeds_cannot_settle_noise_the_seeds_share():
+    from robustft.evaluation.intervals import Spread
+    from robustft.evaluation.power import examples_needed, projected_half_width, seeds_needed
+
+    shared = Spread(seed=0.0, example=0.4, residual=0.05)  # the fixed test set's noise: 3.7 points at n=300
+    assert seeds_needed(shared, 300, target=0.03) is None
+    needed = examples_needed(shared, 3, target=0.03)
+    assert projected_half_width(shared, 3, needed) < 0.03 <= projected_half_width(shared, 3, needed - 1)
+
+
+def test_power_aims_at_ruling_out_the_claim_when_that_is_easier_than_excluding_0():
+    from robustft.evaluation.intervals import Spread
+    from robustft.evaluation.power import what_would_settle
+
+    result = {"difference": 0.01, "n_seeds": 3, "n": 300, "spread": vars(Spread(0.03**2, 0.2, 0.2))}
+    settle = what_would_settle(result, claimed=0.083)
+    assert settle["aim"] == "+8.3" and settle["half_width_needed"] == pytest.approx(0.073)
+    assert "ruling out the paper's +8.3" in settle["sentence"]
+
+
+def test_spread_from_seed_summaries_is_never_narrower_than_the_table():
+    from robustft.evaluation.intervals import Spread, paired_difference_over_seeds, spread_from_summaries
+
+    d = _table([0.0, 0.05, 0.1], shared=0.3)
+    table = paired_difference_over_seeds(d)
+    summary = spread_from_summaries(d.mean(axis=1), d.var(axis=1, ddof=1), d.shape[1])
+    n, seeds = d.shape[1], d.shape[0]
+    assert summary.variance_of_mean(seeds, n) >= Spread(**table["spread"]).variance_of_mean(seeds, n)
+    with pytest.raises(Exception, match="2\\+ seeds"):
+        spread_from_summaries([0.1], [0.2], 300)
+
+
+def test_power_asks_for_more_seeds_and_more_examples_when_neither_alone_settles_it():
+    from robustft.evaluation.intervals import Spread
+    from robustft.evaluation.power import projected_half_width, what_would_settle
+
+    spread = Spread(seed=0.03**2, example=0.2, residual=0.3)  # 7.5 points from 3 seeds, 5 from the shared examples
+    settle = what_would_settle({"difference": 0.035, "n_seeds": 3, "n": 300, "spread": vars(spread)}, claimed=0.083)
+    assert settle["seeds"] is None and settle["examples_per_seed"] is None
+    seeds, n = settle["both"]
+    assert seeds > 3 and n > 300 and projected_half_width(spread, seeds, n) < settle["half_width_needed"]
+    assert f"about {seeds} seeds of {n:,} paired examples each" in settle["sentence"]

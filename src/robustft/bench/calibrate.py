@@ -1,7 +1,8 @@
-"""The estimate scaled to the machine that runs it: its rates (bench/estimate.py) were measured on one 2-core CPU with
-native bf16, and another machine can be several times slower (an AVX2-only AMD EPYC, training MiniLM in fp32, took
-24.8 min for the 1,000-example SST-2 BERT of configs/im-lowresource-1000.yaml against 7.2 expected for its
-one-thread worker: 3.5x), so a deadline trusting them starts trainings that the session's end then cuts off.
+"""The estimate scaled to the machine that runs it: its rates (bench/pricing.py; the machine its rates file names)
+were measured on one 2-core CPU with native bf16, and another machine can be several times slower (an AVX2-only AMD
+EPYC, training MiniLM in fp32, took 24.8 min for the 1,000-example SST-2 BERT of configs/im-lowresource-1000.yaml
+against 7.2 expected for its one-thread worker: 3.5x), so a deadline trusting them starts trainings that the
+session's end then cuts off.
 
 Per kind (train, attack), the factor is the measured time over the expected time of every finished job of any bench
 under the same root that recorded this machine (config.json `machine`), each expected time priced as it ran: a job of
@@ -14,7 +15,7 @@ import json
 from pathlib import Path
 
 from robustft import runtime
-from robustft.bench.estimate import seconds
+from robustft.bench.pricing import seconds
 from robustft.config import AttackConfig, TrainConfig
 from robustft.runs import is_finished, read_description
 

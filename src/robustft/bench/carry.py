@@ -63,7 +63,7 @@ def restore(jobs: list[Job], bench: Path, src: Path) -> dict[str, int]:
     finished only when every job of its cell is saved finished; otherwise only its config.json comes back (the
     bench trains it again, and the folder stays a run folder for the jobs restored inside it)."""
     if not src.is_dir():
-        raise ConfigError(f"restore: {src} is not a folder (one written by `robustft bench ... --save DIR`)")
+        raise ConfigError(f"restore: {src} is not a folder (one written by `robustft bench save PRESET DIR`)")
     counts = {"finished": 0, "partial": 0, "retrain": 0}
     cell_done = {}
     for job in jobs:

@@ -76,9 +76,14 @@ def bench_config(spec: str, overrides: list[str] = ()):
     import os
 
     from robustft.config import BenchConfig, build_config, read_config_file
+    from robustft.errors import ConfigError, suggest
 
     if spec in PRESETS:
         base = (spec, PRESETS[spec])
+    elif not os.path.exists(spec) and "/" not in spec and not spec.endswith((".yaml", ".yml", ".json")):
+        raise ConfigError(
+            f"unknown preset '{spec}'{suggest(spec, PRESETS)}: give one of {', '.join(PRESETS)} or a bench file"
+        )
     else:
         base = (spec, {"name": os.path.splitext(os.path.basename(spec))[0], **read_config_file(spec)})
     return build_config(BenchConfig, [], overrides, base=base)

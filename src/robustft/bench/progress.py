@@ -1,20 +1,19 @@
 """What a partly run bench job has left, priced at its own measured rate instead of the estimate.
 
-The rates in bench/estimate.py are an order of magnitude; a job that has run is its own best measurement. IM + RIFT's
-SST-2 cell (configs/rift-1000.yaml, 2026-12-05) was estimated with its evaluations and attacks at 189 minutes; its
-training alone measured 3-4 minutes a step for 180 steps on one thread. A training's newest checkpoint holds its
-examples and compute seconds so far; an attack's examples.jsonl holds each finished example's seconds. Only read
-here: the job may be running in another process.
+The measured rates bench/pricing.py prices jobs with are an order of magnitude; a job that has run is its own best
+measurement. IM + RIFT's SST-2 cell (configs/rift-1000.yaml, 2026-12-05) was estimated with its evaluations and
+attacks at 189 minutes; its training alone measured 3-4 minutes a step for 180 steps on one thread. A training's
+newest checkpoint holds its examples and compute seconds so far; an attack's examples.jsonl holds each finished
+example's seconds. Only read here: the job may be running in another process.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from robustft import runs
 from robustft.bench.calibrate import slowdown
-from robustft.bench.estimate import examples_of, train_size, with_preset
+from robustft.bench.pricing import examples_of, train_size, with_preset
 from robustft.training.checkpoint import complete_checkpoints
 
 
@@ -36,16 +35,9 @@ def training_left(job) -> float | None:
 
 
 def finished_examples(folder: Path) -> list[dict]:
-    """The complete lines of an attack's per-example files (a shard's too), read without repairing anything: a
-    torn last line may be one the running attack is still writing."""
-    records = []
-    for path in sorted(folder.glob("examples*.jsonl")):
-        for line in path.read_bytes().split(b"\n")[:-1]:
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                continue
-    return records
+    """The finished records of an attack's per-example files (a shard's too), read without repairing anything: a
+    torn last line may be one the running attack is still writing, and a damaged one only leaves the estimate."""
+    return [r for path in sorted(folder.glob("examples*.jsonl")) for r in runs.read_records(path, strict=False)]
 
 
 def attack_left(job) -> float | None:

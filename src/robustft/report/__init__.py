@@ -1,45 +1,17 @@
-"""`robustft report`: Markdown, JSON, PNG plots and one self-contained HTML page, generated only from run
-folders. `build_report(run_dirs, out_dir)` is the Python API; `robustft.report.command` the CLI verb."""
+"""`robustft report`: Markdown, JSON, PNG plots and one self-contained HTML page, generated only from run folders.
 
-from __future__ import annotations
+folders.py       reading run folders, the report's only input
+method_keys.py   which trained model (method and seed) a run concerns, and its label
+run_accuracy.py  each run's accuracy with n and intervals, and its per-example outcomes for pairing
+summary.py       the report's content as one dict (report.json): methods, evaluations, paired comparisons
+claims/          paper knowledge: the papers' claims and verdict rules, published anchors, deviations
+rendering/       generic rendering: tables, Markdown, HTML page, plots, the headless-browser check
+run.py           `report(cfg)` (the CLI verb) and `build_report(run_dirs, out_dir, ...)` (the Python API)
 
-from pathlib import Path
+Publishing a bench's results as data (docs/results, docs/RESULTS.md) needs the bench, which builds its report with
+this package: it is `robustft.publish`, a layer above both.
+"""
 
-__all__ = ["build_report"]
+from robustft.report.run import build_report, report
 
-
-def build_report(
-    run_dirs: list[Path],
-    out_dir: Path,
-    baseline: str | None = None,
-    bench_baseline: bool = False,
-    title: str = "robustft report",
-    plots: bool = True,
-    html: bool = True,
-    examples_per_run: int = 200,
-) -> dict:
-    """Read the run folders (or folders holding them), write report.json, report.md, the PNG plots and
-    report.html (with the first `examples_per_run` attacked examples of each attack run) into `out_dir`, and
-    return the summary (the content of report.json). `bench_baseline`: `build_summary`'s."""
-    from robustft.atomic import atomic_write_json, atomic_write_text
-    from robustft.report.folders import load_runs
-    from robustft.report.html import render_html
-    from robustft.report.markdown import render_markdown
-    from robustft.report.plots import write_plots
-    from robustft.report.summary import build_summary
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    runs = load_runs([Path(p) for p in run_dirs])
-    summary = build_summary(runs, baseline=baseline, bench_baseline=bench_baseline)
-    names = write_plots(summary, out_dir) if plots else []
-    atomic_write_json(out_dir / "report.json", summary)
-    atomic_write_text(out_dir / "report.md", render_markdown(summary, title=title, plots=names))
-    if html:
-        atomic_write_text(
-            out_dir / "report.html",
-            render_html(
-                summary, runs, {n: out_dir / n for n in names}, title=title, max_examples_per_run=examples_per_run
-            ),
-        )
-    return summary
+__all__ = ["build_report", "report"]

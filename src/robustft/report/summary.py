@@ -14,12 +14,12 @@ import json
 from robustft.errors import ConfigError
 from robustft.evaluation import advglue
 from robustft.evaluation.stats import NO_DIFFERENCE, mean_std, paired_comparison, pooled_paired_difference
-from robustft.report.anchors import anchor_rows
-from robustft.report.claims import claim_rows
-from robustft.report.deviations import collect_deviations
-from robustft.report.figures import majority_of, outcomes, right_before_attack, run_figures
+from robustft.report.claims.anchors import anchor_rows
+from robustft.report.claims.deviations import collect_deviations
+from robustft.report.claims.paper_claims import claim_rows
 from robustft.report.folders import Run
-from robustft.report.methods import MethodKey, key_of, labels_for, seed_of, size_of
+from robustft.report.method_keys import MethodKey, key_of, labels_for, seed_of, size_of
+from robustft.report.run_accuracy import majority_of, outcomes, right_before_attack, run_figures
 
 REPORT_VERSION = 1
 

@@ -3,7 +3,7 @@
 Per example, the convex-hull search of `robustft.adversary.hull` with gain = cross-entropy of the true
 label (minimising -CE), then argmax of each word's weights to a discrete word, and the model's verdict on
 the discrete text through the victim. Same interface as the black-box attacks (`run(example, index,
-seed) -> AttackRecord`, `config()`, `resources()`, `field`), so it streams through the runner with
+seed) -> AttackRecord`, `config()`, `resources()`, `field`), so it streams through `example_loop.run_attack` with
 per-example JSONL and resume.
 
 Records follow TextAttack's outcomes: an example the model already gets wrong is skipped; succeeded

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from robustft.report.tables import Table, all_tables
+from robustft.report.rendering.tables import Table, all_tables
 
 
 def _cell(text: str) -> str:

@@ -17,7 +17,7 @@ def _pyplot():
     except ModuleNotFoundError:
         from robustft.errors import MissingResource
 
-        raise MissingResource("plots need matplotlib: pip install 'robustft[plots]' (or pass --no-plots)") from None
+        raise MissingResource("plots need matplotlib: pip install 'robustft[plots]' (or pass --plots false)") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

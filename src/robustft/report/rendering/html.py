@@ -11,13 +11,13 @@ from pathlib import Path
 
 from robustft.errors import ConfigError
 from robustft.report.folders import Run
-from robustft.report.tables import Table, all_tables
+from robustft.report.rendering.tables import Table, all_tables
 
 MAX_EXAMPLES_PER_RUN = 200  # the first ones by sample index; the page says how many were left out
 
 
 def _asset(name: str) -> str:
-    return resources.files("robustft.report").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("robustft.report.rendering").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def _e(text) -> str:

@@ -1,0 +1,3 @@
+from robustft.publish.im_screening.cli import main
+
+raise SystemExit(main())

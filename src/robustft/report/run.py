@@ -1,0 +1,70 @@
+"""The `report` verb as plain functions: `report(cfg)` for a `ReportConfig` (what `robustft report` calls), and
+`build_report(run_dirs, out_dir, ...)` with the settings as arguments (what the bench and publishing call)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from robustft.atomic import atomic_write_json, atomic_write_text
+from robustft.config import ReportConfig
+from robustft.errors import ConfigError
+from robustft.report.folders import load_runs
+from robustft.report.rendering.html import MAX_EXAMPLES_PER_RUN, render_html
+from robustft.report.rendering.markdown import render_markdown, render_table
+from robustft.report.rendering.plots import write_plots
+from robustft.report.rendering.tables import overview_table
+from robustft.report.summary import build_summary
+
+
+def build_report(
+    run_dirs: list[Path],
+    out_dir: Path,
+    baseline: str | None = None,
+    bench_baseline: bool = False,
+    title: str = "robustft report",
+    plots: bool = True,
+    html: bool = True,
+    examples_per_run: int = MAX_EXAMPLES_PER_RUN,
+) -> dict:
+    """Read the run folders (or folders holding them), write report.json, report.md, the PNG plots and
+    report.html (with the first `examples_per_run` attacked examples of each attack run) into `out_dir`, and
+    return the summary (the content of report.json). `bench_baseline`: `build_summary`'s."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = load_runs([Path(p) for p in run_dirs])
+    summary = build_summary(runs, baseline=baseline, bench_baseline=bench_baseline)
+    names = write_plots(summary, out_dir) if plots else []
+    atomic_write_json(out_dir / "report.json", summary)
+    atomic_write_text(out_dir / "report.md", render_markdown(summary, title=title, plots=names))
+    if html:
+        page = render_html(
+            summary, runs, {n: out_dir / n for n in names}, title=title, max_examples_per_run=examples_per_run
+        )
+        atomic_write_text(out_dir / "report.html", page)
+    return summary
+
+
+def report(cfg: ReportConfig) -> dict:
+    """The report `cfg` describes, written into `cfg.output_dir`; returns the summary (report.json's content)."""
+    if not cfg.runs:
+        raise ConfigError("runs: name at least one run folder (robustft report RUN_DIR... or --runs DIR)")
+    return build_report(
+        [Path(str(p)) for p in cfg.runs],
+        Path(cfg.output_dir),
+        baseline=cfg.baseline,
+        title=cfg.title,
+        plots=cfg.plots,
+        html=cfg.html,
+        examples_per_run=cfg.examples_per_run,
+    )
+
+
+def overview(summary: dict) -> str:
+    """The overview table (one row per method) as Markdown: what the commands print when a report is built."""
+    return render_table(overview_table(summary))
+
+
+def written_files(cfg: ReportConfig) -> list[Path]:
+    """The files `report(cfg)` writes besides the plots."""
+    out = Path(cfg.output_dir)
+    return [out / "report.md", out / "report.json"] + ([out / "report.html"] if cfg.html else [])
