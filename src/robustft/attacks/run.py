@@ -13,9 +13,8 @@ import logging
 from pathlib import Path
 
 from robustft import resources, runs, runtime
+from robustft.attacks.example_loop import merged_csv, merged_summary, run_attack
 from robustft.attacks.recipes import build_attack, hashed_config, protocol_keeps
-from robustft.attacks.results import format_summary
-from robustft.attacks.runner import merged_csv, merged_summary, run_attack
 from robustft.attacks.victim import Victim
 from robustft.config import AttackConfig, config_hash
 from robustft.data.digests import data_digests, model_digests
@@ -96,9 +95,10 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
     shard = runs.shard_of(cfg)
     with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra, shard=shard) as run:
         if run.finished and (shard is None or run.merged):
-            return run.metrics()
+            log.info("finished earlier with these settings (reused); run folder: %s", out)
+            return run.metrics
         if run.finished:  # this shard is done; the others may not be
-            records, summary = [], run.metrics()
+            records, summary = [], run.metrics
         else:
             runs.attach_log(run.path, run.file("attack.log").name)
             try:
@@ -114,7 +114,7 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
             finally:
                 runs.detach_log()
     part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
-    log.info("%s\nrun folder: %s%s", format_summary(summary), out, part)
+    log.info("attack finished%s; run folder: %s", part, out)  # the summary is the caller's to show (the CLI prints it)
     if records and summary["num_errors"] == len(records):
         raise AllExamplesErrored(
             f"all {len(records)} examples ended in errors (see {out}/attack.log); no number was produced"

@@ -50,9 +50,10 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
     labels_note = check_labels(model, task)
     with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra, shard=shard) as run:
         if run.finished and (shard is None or run.merged):
-            return run.metrics()
+            log.info("%s/%s: finished earlier with these settings (reused); run folder %s", cfg.task, cfg.split, out)
+            return run.metrics
         if run.finished:  # this shard is done; the others may not be
-            return runs.finish_shard(out, merge, cfg) or run.metrics()
+            return runs.finish_shard(out, merge, cfg) or run.metrics
         model.to(device)
         mine = shard_positions(tokenizer, examples, cfg, shard)
         probs = (
@@ -90,7 +91,7 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
             "device": str(device),
             "labels_note": labels_note,
         }
-        metrics = run.write_metrics(summarize(records, [setting]))
+        metrics = run.write_metrics({**summarize(records, [setting]), **im_fallback(model, cfg)})
     if shard is not None:
         log.info("%s/%s: shard %d/%d scored %d examples; run folder %s", cfg.task, cfg.split, *shard, len(mine), out)
         return runs.finish_shard(out, merge, cfg) or metrics
@@ -103,6 +104,19 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
         out,
     )
     return metrics
+
+
+def im_fallback(model, cfg: EvalConfig) -> dict:
+    """{"im_fallback_share": share of the IM solves that fell back to the explicit step} for a model with solving IM
+    layers ({} for others); an ImFallbackError above MAX_FALLBACK_SHARE unless cfg.allow_im_fallback."""
+    from robustft.models.im import im_stats
+    from robustft.models.im_layer import check_fallback_share, fallback_share
+
+    share = fallback_share(im_stats(model))
+    if share is None:
+        return {}
+    check_fallback_share(share, cfg.allow_im_fallback, f"evaluating {cfg.model} on {cfg.task}/{cfg.split}")
+    return {"im_fallback_share": share}
 
 
 def shard_positions(tokenizer, examples, cfg: EvalConfig, shard: tuple[int, int] | None) -> list[int]:

@@ -1,5 +1,7 @@
 """Backbone loading: any Hugging Face encoder for sequence classification, and tiny random BERTs.
 
+A model is an alias (`minilm`), a model folder, a hub name or a robustft training run folder (its best/ model).
+
 Weights load only from safetensors (`use_safetensors=True`): never unpickle a checkpoint. A model's own
 Python code never runs (`trust_remote_code=False` on every load, and a folder that needs its code is
 refused before transformers sees it). Every load failure is a one-line `ModelLoadError` naming the path.
@@ -24,7 +26,7 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from robustft import resources
+from robustft import resources, runs
 from robustft.errors import MissingResource
 from robustft.models.im_settings import base_model_type
 
@@ -80,8 +82,24 @@ def pretrained(cls, ref: str, what: str, name: str | None = None, **kwargs):
         raise ModelLoadError(f"cannot load a {what} from {shown}: {one_line(exc)}") from None
 
 
+def model_reference(name_or_path: str) -> str:
+    """What `from_pretrained` reads for an alias, folder, hub name or training run folder (its best/ model)."""
+    resolved = runs.resolve(name_or_path)
+    if resolved.run_path is None:  # not a training run with a best model: refuse any other run folder by name
+        saved = runs.read_description(Path(name_or_path))
+        if saved is not None:
+            verb = saved.get("verb")
+            problem = (
+                "has no best/ model yet (one is saved after the first epoch)" if verb == "train" else "holds no model"
+            )
+            raise ModelLoadError(
+                f"{name_or_path} is a robustft {verb} run folder and {problem}: give a training run folder or a model"
+            )
+    return resources.resolve_model(resolved.model)
+
+
 def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
-    ref = resources.resolve_model(name_or_path)
+    ref = model_reference(name_or_path)
     return pretrained(AutoTokenizer, ref, "tokenizer", name_or_path)
 
 
@@ -93,7 +111,7 @@ def load_classifier(
     `label_names` sets num_labels and id2label for a fresh head; a saved classifier keeps its own.
     `config_overrides` are set on the config before the model is built (e.g. im_* settings).
     """
-    ref = resources.resolve_model(name_or_path)
+    ref = model_reference(name_or_path)
     config = load_config(name_or_path)
     if label_names is not None and not _has_matching_head(config, label_names):
         config.num_labels = len(label_names)
@@ -114,7 +132,7 @@ def load_classifier(
 def load_config(name_or_path: str):
     """The model config of an alias, folder or hub name; a saved IM/EX model (model_type "robustft_im_<base>",
     which plain transformers refuses) comes back as its encoder's own config class with its `im` settings."""
-    ref = resources.resolve_model(name_or_path)
+    ref = model_reference(name_or_path)
     check_model_folder(ref)  # a broken or foreign config.json stops here, naming the file
     saved = Path(ref) / "config.json"
     if saved.is_file():

@@ -4,6 +4,8 @@
                                         "train_split": "train", "n_train": 1000, "seed": 0,
                                         "dev": {"accuracy": 0.543, "n": 300}, "robustness": {...}})
 
+The card names robustft's version and its real install command (a checkout's `pip install -e .`), and says how
+to load the folder: transformers' Auto classes and `pipeline` after `import robustft`, or `load_classifier`.
 The IM/EX settings come from the folder's own config.json (`im`), so the card cannot disagree with the
 weights. Figures appear only when `info` gives them; nothing is filled in by guess.
 """
@@ -16,6 +18,10 @@ from typing import Any
 
 from robustft.atomic import atomic_write_text
 from robustft.models.im_settings import base_model_type
+from robustft.version import __version__
+
+INSTALL = "pip install -e ."  # the README's install (make main), from a checkout of the repository
+TMP_SUFFIX = ".tmp"  # a training writes the card into best.tmp/ before swapping it in as best/
 
 # info keys shown in the card's first table, in this order; any other key goes under "Other run details"
 KNOWN = (
@@ -38,7 +44,7 @@ KNOWN = (
 
 def write_model_card(folder: str | Path, info: dict[str, Any]) -> Path:
     """Write `folder/README.md` from `info` and the folder's config.json; returns the path written."""
-    folder = Path(folder)
+    folder, info = Path(folder), {"robustft": __version__, **info}  # the version that wrote it, unless info says
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     im = config.get("im") or None
     base_type = base_model_type(config.get("model_type")) or config.get("model_type", "unknown")
@@ -59,26 +65,7 @@ def write_model_card(folder: str | Path, info: dict[str, Any]) -> Path:
         f"# {title}{base_type} classifier trained with robustft ({info.get('method', 'unknown method')})",
         "",
     ]
-    if im:
-        lines += [
-            "**This is not a plain Hugging Face model.** Its config has model_type "
-            f"`{config.get('model_type')}`: plain `transformers` Auto classes refuse it, and loading it with "
-            f"an explicit class (e.g. `{(config.get('architectures') or ['the base class'])[0]}`) would drop "
-            "its implicit-Euler connections and change its predictions. Load it with robustft (below).",
-            "",
-        ]
-    lines += [
-        "## How to load",
-        "",
-        "With robustft installed (`pip install robustft`):",
-        "",
-        "```python",
-        "from robustft.models.factory import load_classifier",
-        "",
-        f'model, tokenizer = load_classifier("path/to/{folder.name}")  # this folder',
-        "```",
-        "",
-    ]
+    lines += _how_to_load(config, folder.name.removesuffix(TMP_SUFFIX), im is not None)
     if label_names:
         lines += [f"Labels: {', '.join(f'{i} = {name}' for i, name in enumerate(label_names))}.", ""]
 
@@ -101,6 +88,38 @@ def write_model_card(folder: str | Path, info: dict[str, Any]) -> Path:
     path = folder / "README.md"
     atomic_write_text(path, "\n".join(lines))
     return path
+
+
+def _how_to_load(config: dict, name: str, im: bool) -> list[str]:
+    """The loading section: the Auto classes and pipeline after `import robustft`, or robustft's own loader."""
+    lines = []
+    if im:
+        lines += [
+            "**This is not a plain Hugging Face model.** Its config has model_type "
+            f"`{config.get('model_type')}`, which only robustft knows: after `import robustft` the Auto classes and "
+            "`pipeline` load it with its implicit-Euler connections. Without that import, transformers refuses the "
+            "model type and suggests upgrading transformers (that does not help: import robustft), and an explicit "
+            f"class (e.g. `{(config.get('architectures') or ['the base class'])[0]}`) would drop the connections "
+            "and change its predictions.",
+            "",
+        ]
+    return lines + [
+        "## How to load",
+        "",
+        f"Install robustft from its source repository (in a checkout: `{INSTALL}`; it is not installed from PyPI).",
+        "",
+        "```python",
+        "import robustft  # registers robustft's model types with transformers' Auto classes (no remote code)",
+        "from transformers import pipeline",
+        "",
+        f'classify = pipeline("text-classification", model="path/to/{name}")  # this folder',
+        "",
+        "from robustft.models.factory import load_classifier",
+        "",
+        f'model, tokenizer = load_classifier("path/to/{name}")  # or the training run folder that holds it',
+        "```",
+        "",
+    ]
 
 
 def _figures(title: str, values) -> list[str]:

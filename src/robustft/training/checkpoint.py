@@ -200,6 +200,27 @@ def save_checkpoint(
     return final
 
 
+def discard_checkpoints(folder: Path) -> int:
+    """Remove a finished run's checkpoints (weights with optimizer state, about 3x the model each); returns the bytes
+    freed. A finished run is reused, never resumed, and best/ holds its model, so they serve nothing more.
+    The folder is first renamed aside (one atomic step), so a kill during the removal leaves no half-deleted
+    `checkpoint/` behind, only a `checkpoint.old` that the next removal finishes. A failure only warns: the run
+    itself is finished and whole."""
+    folder = Path(folder)
+    aside = folder.with_name(folder.name + ".old")
+    freed = 0
+    try:
+        if folder.is_dir():
+            shutil.rmtree(aside, ignore_errors=True)
+            freed = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+            folder.rename(aside)
+        shutil.rmtree(aside, ignore_errors=True)
+    except OSError as exc:
+        log.warning("could not remove the finished run's checkpoints in %s: %s", folder, exc.strerror or exc)
+        return 0
+    return freed
+
+
 def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """Tensors as safetensors accepts them, copying only those that share memory with an earlier one (tied
     weights): safetensors copies each tensor into its buffer anyway, so a clone of everything is waste."""
@@ -356,6 +377,7 @@ __all__ = [
     "CheckpointSchedule",
     "WriteError",
     "complete_checkpoints",
+    "discard_checkpoints",
     "has_checkpoint",
     "load_checkpoint",
     "save_checkpoint",

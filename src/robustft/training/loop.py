@@ -33,7 +33,14 @@ from robustft.errors import ConfigError, RobustftError
 from robustft.models.factory import load_classifier
 from robustft.models.model_card import write_model_card
 from robustft.training import distributed, tracking
-from robustft.training.checkpoint import CheckpointSchedule, has_checkpoint, load_checkpoint, rng_state, save_checkpoint
+from robustft.training.checkpoint import (
+    CheckpointSchedule,
+    discard_checkpoints,
+    has_checkpoint,
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+)
 from robustft.training.objectives.base import OBJECTIVES, TrainContext, build_objective
 from robustft.training.optim import build_optimizer
 from robustft.version import __version__
@@ -491,6 +498,9 @@ def _finish(t: _Training) -> Path:
         log.info("IM solver: %d diverged solves fell back to the explicit step in this process", diverged)
     if world.main:
         t.run.write_metrics(metrics, complete=True)
+        if not cfg.keep_checkpoints:  # finished runs are reused, never resumed: best/ is all that stays
+            freed = discard_checkpoints(t.checkpoint_dir)
+            log.info("removed the checkpoints (%.0f MB; --keep_checkpoints keeps them)", freed / 1e6)
     tracking.finish(t.tracker)
     t.group.barrier()  # every rank returns once metrics.json is written
     log.info(

@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import copy
 
-from robustft.attacks.recipes import ascc, bert_attack, genetic, pwws, textfooler
+from robustft.attacks.recipes import ascc, bert_attack, deepwordbug, genetic, pwws, textbugger, textfooler
 from robustft.attacks.recipes.common import ENGINE_DEFAULTS, PROTOCOLS, hashed_config, protocol_keeps
-from robustft.errors import ConfigError
+from robustft.config import register_group_check
+from robustft.errors import ConfigError, suggest
 
-RECIPES = {"pwws": pwws, "textfooler": textfooler, "bert-attack": bert_attack, "genetic": genetic, "ascc": ascc}
+RECIPES = {
+    "pwws": pwws,
+    "textfooler": textfooler,
+    "bert-attack": bert_attack,
+    "genetic": genetic,
+    "textbugger": textbugger,
+    "deepwordbug": deepwordbug,
+    "ascc": ascc,
+}
 
 
 def recipe_config(name: str, protocol: str | None = None, overrides: dict | None = None) -> dict:
     """The engine's defaults, the recipe's constants, the protocol's (for all recipes, then for this one),
     then the user's overrides (later wins). Every key is recorded in the run's config."""
     if name not in RECIPES:
-        raise ConfigError(f"unknown recipe {name!r}; choose from {', '.join(RECIPES)}")
+        raise ConfigError(f"unknown recipe {name!r}{suggest(name, RECIPES)}; choose from {', '.join(RECIPES)}")
     config = copy.deepcopy({**ENGINE_DEFAULTS, **RECIPES[name].CONFIG})
     config.update({"protocol_max_percent": None, "protocol_similarity": None} if name != "ascc" else {})
     if protocol:
@@ -29,8 +38,31 @@ def recipe_config(name: str, protocol: str | None = None, overrides: dict | None
     for key, value in (overrides or {}).items():
         if key not in config and key != "protocol":
             raise ConfigError(f"recipe {name} has no setting {key!r}; settings: {', '.join(config)}")
+        check_setting(key, value, config.get(key))
         config[key] = value
     return config
+
+
+# Settings that count candidates or words: 0 or a negative count would silently change the attack (0 read as "the
+# recipe's default", -1 as "all but the last neighbour").
+COUNTS = ("max_candidates", "max_num_words", "population", "generations", "combination_k", "draws", "max_edit_distance")
+
+
+def check_setting(key: str, value, default) -> None:
+    """An override of a recipe setting keeps the default's kind (a number for a number, true/false for a flag),
+    and a count is a whole number >= 1; else one ConfigError naming recipe_args.KEY."""
+    where = f"recipe_args.{key}"
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(default, bool) and not isinstance(value, bool):
+        raise ConfigError(f"{where}: expects true or false, got {value!r}")
+    if isinstance(default, int | float) and not isinstance(default, bool) and value is not None and not number:
+        raise ConfigError(f"{where}: expects a number, got {value!r}")
+    if key in COUNTS and value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ConfigError(f"{where}: expects a whole number >= 1 (or null for the recipe's own), got {value!r}")
+
+
+# `recipe`, `protocol` and `recipe_args` are checked when an AttackConfig is validated, before a model is loaded.
+register_group_check("recipe_args", lambda cfg: recipe_config(cfg.recipe, cfg.protocol, cfg.recipe_args))
 
 
 def build_attack(name: str, victim, protocol: str | None = None, overrides: dict | None = None, mlm=None):

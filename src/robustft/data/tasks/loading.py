@@ -35,7 +35,8 @@ def _read_split(task_name: str, split_name: str) -> tuple[Example, ...]:
 def _read_files(task_name: str, split_name: str, paths: tuple[Path, ...], stamps: tuple) -> tuple[Example, ...]:
     """Read and check a split once per set of files and their sizes and times (the data root is in the key)."""
     task = get_task(task_name)
-    return _checked(task, split_name, tuple(task.splits[split_name].read(list(paths))), paths[0])
+    source = paths[0] if paths else f"task {task_name}"  # a user's data (data.user_tasks) reads no data-root file
+    return _checked(task, split_name, tuple(task.splits[split_name].read(list(paths))), source)
 
 
 @functools.lru_cache(maxsize=8)

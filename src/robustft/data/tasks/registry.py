@@ -56,7 +56,8 @@ class Task:
     files: dict[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "files", {s: sp.files[0] for s, sp in self.splits.items()})
+        # a user's data (data.user_tasks) reads no data-root file
+        object.__setattr__(self, "files", {s: sp.files[0] for s, sp in self.splits.items() if sp.files})
 
     @property
     def is_pair(self) -> bool:

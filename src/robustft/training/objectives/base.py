@@ -7,12 +7,18 @@ trainable ones from `modules()` so the loop optimises and checkpoints them with 
 
 from __future__ import annotations
 
+import difflib
+import inspect
+import math
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import torch
 from torch import nn
 
+from robustft.config import register_group_check
 from robustft.errors import ConfigError
 
 OBJECTIVES: dict[str, type[Objective]] = {}
@@ -31,12 +37,108 @@ def build_objective(name: str, params: dict[str, Any] | None = None) -> Objectiv
     # Objectives register on import; importing the package module pulls every built-in one in.
     import robustft.training.objectives  # noqa: F401
 
-    if name not in OBJECTIVES:
-        raise ConfigError(f"unknown method '{name}'; known: {', '.join(sorted(OBJECTIVES))}")
+    check_method_args(name, params or {})
     try:
         return OBJECTIVES[name](**(params or {}))
     except TypeError as exc:
         raise ConfigError(f"bad parameters for method '{name}': {exc}") from None
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The range of a numeric method argument: low (excluded where `above`) to high, both optional."""
+
+    low: float | None = None
+    high: float | None = None
+    above: bool = False
+
+    def holds(self, value) -> bool:
+        low_ok = self.low is None or (value > self.low if self.above else value >= self.low)
+        return low_ok and (self.high is None or value <= self.high)
+
+    def __str__(self) -> str:
+        low = "" if self.low is None else f"{'>' if self.above else '>='} {self.low:g}"
+        high = "" if self.high is None else f"<= {self.high:g}"
+        return " and ".join(p for p in (low, high) if p)
+
+
+AT_LEAST_0, ABOVE_0, AT_LEAST_1, SHARE = Bounds(0), Bounds(0, above=True), Bounds(1), Bounds(0, 1)
+
+# The range of every numeric argument of the built-in objectives, by name (a name means the same kind of thing in
+# every objective that has it). A negative beta (RIFT's KL weight, TRADES', ASCC's) rewards the adversary's
+# disagreement instead of penalising it, and 0 steps or slots is no adversary at all: each trains another model
+# than its name says. An objective may narrow or add ranges in its own `arg_bounds`.
+ARG_BOUNDS: dict[str, Bounds] = {
+    **dict.fromkeys(("beta", "alpha", "adv_ce", "l2_pretrained", "clean_weight", "entropy_weight"), AT_LEAST_0),
+    **dict.fromkeys(("step_size", "init_mag", "max_norm", "weight_decay", "hull_weight_decay"), AT_LEAST_0),
+    **dict.fromkeys(("steps", "slots", "hull_chunk", "critic_hidden"), AT_LEAST_1),
+    **dict.fromkeys(("lr", "hull_lr", "tau", "entropy_norm"), ABOVE_0),
+    **dict.fromkeys(("label_smoothing", "cl", "ch"), SHARE),
+}
+
+
+def declared_args(cls: type) -> dict[str, Any]:
+    """An objective's arguments (its __init__'s keywords) and their declared types."""
+    hints = typing.get_type_hints(cls.__init__)
+    names = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    return {name: hints.get(name, Any) for name in names}
+
+
+def check_method_args(name: str, args: dict[str, Any]) -> None:
+    """The method exists and each of `args` is one of its declared arguments, of its type and in its range; else one
+    ConfigError naming `method_args.KEY` (with the closest name for a misspelled one)."""
+    import robustft.training.objectives  # noqa: F401 - registers the built-in objectives
+
+    if name not in OBJECTIVES:
+        close = difflib.get_close_matches(name, list(OBJECTIVES), n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise ConfigError(f"unknown method '{name}'; {hint}known: {', '.join(sorted(OBJECTIVES))}")
+    cls = OBJECTIVES[name]
+    declared = declared_args(cls)
+    bounds = {**ARG_BOUNDS, **cls.arg_bounds}
+    for key, value in args.items():
+        where = f"method_args.{key}"
+        if key not in declared:
+            close = difflib.get_close_matches(key, list(declared), n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ConfigError(f"{where}: method '{name}' has no such argument; {hint}it has {', '.join(declared)}")
+        if not fits(value, declared[key]):
+            raise ConfigError(f"{where}: method '{name}' expects {type_name(declared[key])}, got {value!r}")
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if number and not math.isfinite(value):
+            raise ConfigError(f"{where}: must be a finite number, got {value}")
+        if number and key in bounds and not bounds[key].holds(value):
+            raise ConfigError(f"{where}: must be {bounds[key]}, got {value}")
+
+
+def fits(value, hint) -> bool:
+    """Whether `value` (from YAML or the command line) is of the declared type; an int is a float, a bool is not."""
+    if hint is Any:
+        return True
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(fits(value, h) for h in typing.get_args(hint))
+    origin = typing.get_origin(hint) or hint
+    if hint is type(None):
+        return value is None
+    if origin is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if origin is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if origin in (tuple, list):
+        return isinstance(value, list | tuple)
+    return isinstance(value, origin) if isinstance(origin, type) else True
+
+
+def type_name(hint) -> str:
+    names = {int: "a whole number", float: "a number", str: "a string", bool: "true or false", type(None): "null"}
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return " or ".join(dict.fromkeys(type_name(h) for h in typing.get_args(hint)))
+    origin = typing.get_origin(hint) or hint
+    return "a list" if origin in (tuple, list) else names.get(origin, getattr(origin, "__name__", str(origin)))
+
+
+# `--method_args.*` of a train config is checked when the config is built, before any data or model loads
+register_group_check("method_args", lambda cfg: check_method_args(cfg.method, cfg.method_args))
 
 
 @dataclass
@@ -56,6 +158,8 @@ class Objective:
     class_balanced_batches: ClassVar[bool] = False
     # Weight decay for an extra module by its modules() name; others use the config's (see weight_decay()).
     module_weight_decay: ClassVar[dict[str, float]] = {}
+    # Ranges of this objective's numeric arguments beyond (or narrower than) the shared ARG_BOUNDS.
+    arg_bounds: ClassVar[dict[str, Bounds]] = {}
 
     @classmethod
     def preset(cls, task: str) -> dict[str, Any]:

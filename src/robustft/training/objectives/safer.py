@@ -1,0 +1,43 @@
+"""SAFER (Ye, Gong and Liu, ACL 2020), as TextDefender runs it (trainer/safer.py, utils/safer.py, its ensemble
+wrapper): train on inputs whose words are replaced at random from their perturbation sets, predict by an ensemble of
+100 randomly substituted copies.
+
+Deviations (printed in config.json, docs/defenses.md): the perturbation set is the counter-fitted 8-neighbour file
+(TextDefender and SAFER's release: up to 100 / 800 neighbours in a PCA'd embedding space with similarity >= 0.8 /
+0.7, not offline), applied to one-token words of the sub-word vocabulary (`robustft.adversary.smoothing`).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from robustft.adversary import smoothing
+from robustft.adversary.ensemble import EnsembleSettings
+from robustft.training.objectives.base import register_objective
+from robustft.training.objectives.ensemble import EnsembleObjective, noisy_cross_entropy
+from robustft.training.objectives.textdefender import textdefender_training
+
+DEVIATIONS = [
+    "SAFER: perturbation sets are the counter-fitted 8-neighbour file (TextDefender: up to 100 PCA-embedding "
+    "neighbours), on one-token words of the sub-word vocabulary"
+]
+
+
+@register_objective("safer")
+class SAFER(EnsembleObjective):
+    def __init__(self, copies: int = 100, vote: str = "logits", seed: int = 0, chunk: int = 512):
+        super().__init__(EnsembleSettings("safer", copies=copies, vote=vote, seed=seed, chunk=chunk))
+
+    @classmethod
+    def preset(cls, task):
+        # TextDefender: its training recipe; ensemble_num 100, ensemble_method 'logits' (args.py)
+        return {**textdefender_training(task), "method_args": {"copies": 100, "vote": "logits"}}
+
+    @classmethod
+    def deviations(cls, cfg) -> list[str]:
+        return list(DEVIATIONS)
+
+    def loss(self, model, batch):
+        words = self.words(batch)
+        uniform = torch.rand(batch["input_ids"].shape, device=batch["input_ids"].device)
+        return noisy_cross_entropy(model, batch, smoothing.substitute(batch["input_ids"], words, self.table, uniform))
