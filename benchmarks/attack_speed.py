@@ -46,9 +46,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import forward_seconds, length_grouped, load_average, load_sst2_victim, save  # noqa: E402
 from robustft.attacks.constraints.similarity import CachedEncoder  # noqa: E402
+from robustft.attacks.example_loop import attack_each  # noqa: E402
 from robustft.attacks.recipes import RECIPES, build_attack  # noqa: E402
 from robustft.attacks.results import summarize  # noqa: E402
-from robustft.attacks.runner import attack_each  # noqa: E402
 from robustft.attacks.victim import MODES, Victim  # noqa: E402
 from robustft.data.tasks import load_examples  # noqa: E402
 
@@ -179,6 +179,12 @@ def measure(
         victim.split_for_padding = False
     if variant == "compile":
         victim.compile_model = True
+    if variant == "use-numpy":  # the sentence encoder's numpy forward (the package's), as before the torch port
+        from robustft.attacks.constraints.similarity import USEEncoder
+
+        for c in attack.constraints:
+            if isinstance(getattr(c, "encoder", None), CachedEncoder) and c.encoder_name == "use":
+                c.encoder = CachedEncoder(USEEncoder(backend="numpy"))
     attack.run(warmup, 0, 0)  # lazy resources (WordNet, USE, tagger) load outside the timing
     victim.clear_cache()
     for c in attack.constraints:  # the sentence encoder's cache is shared by the process: every run starts cold
@@ -358,13 +364,23 @@ def main() -> None:
         "--variants",
         nargs="+",
         default=["current"],
-        choices=["current", "per-position", "lm-word", "lm-bf16", "bf16-all-threads", "no-padding-split", "compile"],
+        choices=[
+            "current",
+            "per-position",
+            "lm-word",
+            "lm-bf16",
+            "bf16-all-threads",
+            "no-padding-split",
+            "compile",
+            "use-numpy",
+        ],
         help="per-position: PWWS scoring one position per victim request (the code before batching); lm-word: "
         "the genetic attack's LM filter scoring the swapped word instead of the window's pseudo-log-likelihood; "
         "lm-bf16: the genetic attack's masked LM in bf16; "
         "bf16-all-threads: small bf16 victim calls keep every thread (the code before one-thread small calls); "
         "no-padding-split: the victim's rows in plain chunks of --batch-size, never split by length for padding; "
-        "compile: the victim's reduced-precision calls through torch.compile (compiled during the warm-up example)",
+        "compile: the victim's reduced-precision calls through torch.compile (compiled during the warm-up example); "
+        "use-numpy: the USE stand-in's numpy forward (the package's) instead of our torch port",
     )
     ap.add_argument(
         "--threads",

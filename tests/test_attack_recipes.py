@@ -10,7 +10,7 @@ from attack_helpers import BAD_INPUTS, GOOD, KeywordModel
 from robustft.attacks.recipes import RECIPES, build_attack, recipe_config
 from robustft.attacks.results import ERROR, FAILED, SKIPPED, SUCCEEDED, summarize
 from robustft.attacks.victim import Victim
-from robustft.attacks.words import WORD_RE, split_words
+from robustft.attacks.words import AttackedText
 from robustft.data.tasks import load_examples
 from robustft.models.factory import tiny_bert, tiny_bert_mlm
 
@@ -41,14 +41,13 @@ def attack_all(attack, examples, seed=0):
 
 
 def assert_only_reported_positions_differ(record):
-    orig_words, _ = split_words(record.original)
-    adv_words, _ = split_words(record.adversarial)
-    assert len(orig_words) == len(adv_words)
-    changed = {i for i, (a, b) in enumerate(zip(orig_words, adv_words, strict=True)) if a != b}
-    assert changed == {s["index"] for s in record.swaps}
+    """The adversarial text is the original with exactly the reported swaps applied (a character attack's
+    inserted space, "go od", is one reported position): punctuation, spacing and every other word kept."""
+    original = AttackedText(record.original)
     for s in record.swaps:
-        assert orig_words[s["index"]] == s["original"] and adv_words[s["index"]] == s["new"]
-    assert WORD_RE.sub("", record.original) == WORD_RE.sub("", record.adversarial)  # punctuation, spacing kept
+        assert original.words[s["index"]] == s["original"] and s["new"].lower() != s["original"].lower()
+    rebuilt = original.replace_words({s["index"]: s["new"] for s in record.swaps})
+    assert rebuilt.text == record.adversarial
 
 
 BLACK_BOX = sorted(set(RECIPES) - {"ascc"})
@@ -152,6 +151,11 @@ def test_textdefender_protocol_adds_its_constraints_next_to_the_recipes(name, to
         assert config["transformation"]["max_candidates"] == 50
     if name == "genetic":
         assert config["transformation"]["max_candidates"] == 8  # TextDefender keeps the genetic attack's own
+    if name == "textbugger":  # TextDefender swaps its five bugs for the 50 embedding neighbours
+        assert config["transformation"]["name"] == "counterfitted" and config["settings"]["max_candidates"] == 50
+    if name == "deepwordbug":  # 50 random character edits per word, the Levenshtein budget kept
+        assert config["transformation"]["draws"] == 50
+        assert [c["max_edit_distance"] for c in config["constraints"] if "max_edit_distance" in c] == [30]
     assert config["settings"]["protocol"] == "textdefender"
 
 
@@ -161,7 +165,7 @@ def test_unknown_settings_and_recipes_are_config_errors():
     with pytest.raises(ConfigError, match="no setting"):
         recipe_config("pwws", overrides={"populaton": 3})
     with pytest.raises(ConfigError, match="unknown recipe"):
-        recipe_config("deepwordbug")
+        recipe_config("wordbug")
     assert re.search("textfooler", str(list(RECIPES)))
     with pytest.raises(ConfigError, match="no black-box protocol"):
         recipe_config("ascc", "textdefender")

@@ -26,7 +26,7 @@ from robustft.attacks.results import FAILED, SKIPPED, SUCCEEDED, AttackRecord
 from robustft.attacks.transformations.base import Transformation
 from robustft.attacks.victim import BUDGET_UNITS, AttackTimeout, Victim
 from robustft.attacks.view import TextView
-from robustft.attacks.words import AttackedText, is_one_word
+from robustft.attacks.words import AttackedText, is_substitute
 from robustft.data.example import Example
 from robustft.errors import ConfigError
 
@@ -58,7 +58,7 @@ class AttackContext:
         for i in indices:
             current = text.words[i].lower()
             for w in words.get(i, []):
-                if w.lower() != current and is_one_word(w):
+                if w.lower() != current and is_substitute(w):
                     texts.append(text.replace_word(i, w))
         for c in self.constraints:
             if not texts:
@@ -81,7 +81,7 @@ class AttackContext:
 
 class Search:
     name = "search"
-    shares_calls = True  # worth attacking several examples at once, sharing model calls (runner's `concurrent`)
+    shares_calls = True  # worth attacking several examples at once, sharing model calls (example_loop's `concurrent`)
 
     def run(self, ctx: AttackContext) -> GoalResult:
         raise NotImplementedError
@@ -100,7 +100,7 @@ class Attack:
 
     @property
     def shares_calls(self) -> bool:
-        """Whether several threads run it at once, one example each (runner.run_attack's `concurrent`)."""
+        """Whether several threads run it at once, one example each (example_loop.run_attack's `concurrent`)."""
         return self.search.shares_calls
 
     def __init__(
@@ -223,7 +223,8 @@ class Attack:
         fixed, truncation_note = self._fixed(example, view, original)
         if truncation_note:
             notes.append(truncation_note)
-        ctx = AttackContext(original, goal, self.transformation, self.constraints, rng, initial, fixed=frozenset(fixed))
+        transformation = self.transformation.seeded(rng)  # random character edits draw from the example's seed
+        ctx = AttackContext(original, goal, transformation, self.constraints, rng, initial, fixed=frozenset(fixed))
         try:
             if original.num_words == len(view.frozen(original)):  # the perturbed field has no word
                 best, why = initial, "no words to perturb"

@@ -4,7 +4,9 @@ A word is a run of letters/digits, optionally joined by an inner apostrophe or h
 "well-made"). Everything between words (spaces, punctuation, SST-2's " 's ") is kept verbatim, so a
 swap changes only the characters of the swapped word. Substitutes take the case pattern of the word
 they replace. Substitutes must themselves be one word (`is_one_word`), so re-splitting an adversarial
-text gives the same number of words and differs from the original only at the modified positions.
+text gives the same number of words and differs from the original only at the modified positions; the one
+exception is a character attack's inserted space (TextBugger: "go od"), which stays one word position here
+(`AttackedText.units`), so indices, caps and windows keep counting the original words.
 """
 
 from __future__ import annotations
@@ -13,6 +15,11 @@ import math
 from dataclasses import dataclass, field
 
 from robustft.data.text import WORD_RE, is_one_word, match_case, split_words  # noqa: F401 (re-exported)
+
+
+def is_substitute(candidate: str) -> bool:
+    """One word, or words joined by single spaces (a word a character attack split by inserting a space)."""
+    return all(is_one_word(part) for part in candidate.split(" "))
 
 
 @dataclass(frozen=True)
@@ -29,13 +36,17 @@ class AttackedText:
     original_words: tuple[str, ...] | None = None
     modified: frozenset[int] = frozenset()
     last_modified: frozenset[int] = frozenset()
+    units: tuple[tuple[int, int], ...] | None = None  # word spans, given once a word holds an inserted space
 
     def __post_init__(self):
-        words, spans = split_words(self.text)
+        words, spans = split_words(self.text) if self.units is None else self._given_units()
         object.__setattr__(self, "words", words)
         object.__setattr__(self, "spans", spans)
         if self.original_words is None:
             object.__setattr__(self, "original_words", words)
+
+    def _given_units(self) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
+        return tuple(self.text[s:e] for s, e in self.units), tuple(self.units)
 
     @property
     def num_words(self) -> int:
@@ -45,23 +56,34 @@ class AttackedText:
         """A new text with word i replaced by changes[i] (case matched); other characters untouched."""
         if not changes:
             return self
-        pieces, cursor = [], 0
+        pieces, cursor, news = [], 0, {}
         for i in sorted(changes):
             start, end = self.spans[i]
-            new = match_case(self.words[i], changes[i])
-            if not is_one_word(new):
+            new = news[i] = match_case(self.words[i], changes[i])
+            if not is_substitute(new):
                 raise ValueError(f"substitute {new!r} is not a single word")
             pieces += [self.text[cursor:start], new]
             cursor = end
         pieces.append(self.text[cursor:])
         new_text = "".join(pieces)
+        split = self.units is not None or any(" " in new for new in news.values())
         modified = set(self.modified)
         for i in changes:
             if self.original_words[i].lower() == changes[i].lower():
                 modified.discard(i)  # swapped back to the original word
             else:
                 modified.add(i)
-        return AttackedText(new_text, self.original_words, frozenset(modified), frozenset(changes))
+        units = self._shifted_units(news) if split else None
+        return AttackedText(new_text, self.original_words, frozenset(modified), frozenset(changes), units)
+
+    def _shifted_units(self, news: dict[int, str]) -> tuple[tuple[int, int], ...]:
+        """The word spans after replacing word i by news[i]: explicit, so a word with a space stays one word."""
+        units, shift = [], 0
+        for j, (start, end) in enumerate(self.spans):
+            new_end = start + shift + len(news[j]) if j in news else end + shift
+            units.append((start + shift, new_end))
+            shift = new_end - end
+        return tuple(units)
 
     def replace_word(self, index: int, word: str) -> AttackedText:
         return self.replace_words({index: word})

@@ -1,8 +1,9 @@
 """Constraints on word substitutions: positions (stopwords, repeats, max words) and candidates (POS,
-sentence similarity, antonyms, language model)."""
+sentence similarity, antonyms, language model, character edit distance)."""
 
 from robustft.attacks.constraints.antonyms import Antonyms
 from robustft.attacks.constraints.base import Constraint
+from robustft.attacks.constraints.edit_distance import LevenshteinEditDistance
 from robustft.attacks.constraints.lm_filter import (
     SCORERS,
     LanguageModelFilter,
@@ -25,4 +26,5 @@ __all__ = [
     "MaskedLMPseudoLogLikelihood",
     "MaskedLMWordLogProb",
     "SCORERS",
+    "LevenshteinEditDistance",
 ]

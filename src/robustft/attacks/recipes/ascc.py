@@ -3,7 +3,7 @@ counter-fitted neighbours, 10 Adam steps on the weights maximising the true labe
 the entropy term, then argmax to words. Defaults are the release's hull settings (SPEC section 2)."""
 
 from robustft.adversary.candidates import DEFAULT_SLOTS
-from robustft.attacks.ascc import AsccAttack
+from robustft.attacks.hull_attack import AsccAttack
 
 CONFIG = {
     "steps": 10,  # release

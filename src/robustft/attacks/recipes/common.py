@@ -26,8 +26,9 @@ ENGINE_DEFAULTS = {
 # utils/textattack_utils.py): every recipe keeps its own constraints and gets, next to them, at most 30%
 # of words changed, USE angular similarity >= 0.840845 in a 15-word window against the current text, and
 # a query budget of 50 x words counted TextAttack's way (`query_budget_size * attacked_text.num_words`,
-# joint words for pairs). Candidates: 50 embedding neighbours for PWWS and TextFooler (their
-# WordEmbeddingDistance removed), 50 masked-LM candidates for BERT-Attack; the genetic attack keeps its own.
+# joint words for pairs). Candidates: 50 embedding neighbours for PWWS, TextFooler and TextBugger (their
+# WordEmbeddingDistance removed), 50 masked-LM candidates for BERT-Attack, 50 random character edits per word for
+# DeepWordBug; the genetic attack keeps its own.
 # The similarity is TextFooler's own USE constraint (TextAttack's settings), which the textfooler recipe uses too.
 USE_WINDOW_SIMILARITY = {
     "encoder": "use",
@@ -53,6 +54,10 @@ PROTOCOLS = {
         "pwws": TEXTDEFENDER_EMBEDDING,
         "textfooler": TEXTDEFENDER_EMBEDDING,
         "bert-attack": {"max_candidates": 50},
+        # TextDefender replaces TextBugger's bugs by the 50 embedding neighbours too, and draws DeepWordBug's edits
+        # 50 times per word (RandomCompositeTransformation, total_count = its neighbour_vocab_size = 50).
+        "textbugger": {"bugs": ["embedding"], **TEXTDEFENDER_EMBEDDING},
+        "deepwordbug": {"draws": 50},
     },
 }
 # The RIFT release (dongxinshuai/RIFT-NeurIPS2021, attack/attack_algorithms/, after Ren et al. and Jia et al.):

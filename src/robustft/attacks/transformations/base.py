@@ -15,6 +15,11 @@ class Transformation:
     def words_for(self, word: str) -> list[str]:  # context-free transformations implement this
         raise NotImplementedError
 
+    def seeded(self, rng) -> Transformation:
+        """The transformation one example is attacked with: random ones (character edits) take their draws from
+        `rng`, the example's seeded generator; deterministic ones are themselves and leave `rng` untouched."""
+        return self
+
     def config(self) -> dict:
         return {"name": self.name}
 
