@@ -148,16 +148,54 @@ def test_markdown_has_every_table_with_intervals_and_verdicts(built):
     assert "Majority-class baseline: 50.0%" in md
 
 
-def test_overview_marks_only_differences_detected_in_every_seed(built):
+def test_overview_gives_accuracy_interval_n_and_the_difference_to_the_baseline_with_its_verdict(built):
     from robustft.report.rendering.tables import overview_table
 
     table = overview_table(built[2])
-    column = next(i for i, c in enumerate(table.columns) if c.startswith("textfooler"))
-    cells = {row[0]: row[column] for row in table.rows}
-    assert cells["im+standard"] == "76.2 ± 1.8 ▲"
-    assert cells["plain+rift"] == "25.0"  # 2 discordant pairs each way: no mark
-    assert cells["majority class"] == "50.0"
-    assert table.columns[:3] == ["method", "dev %", "AdvGLUE score %"]
+    assert table.columns == [
+        "measured on",
+        "method",
+        "accuracy % [95% CI]",
+        "seeds x examples",
+        "minus baseline, points [95% CI]",
+        "verdict",
+    ]
+    attack = {r[1]: r for r in table.rows if r[0] == "TextFooler on SST-2 test, 40 examples"}
+    assert list(attack)[0] == "plain+standard (n=1000)"  # the baseline first
+    assert attack["plain+standard (n=1000)"][4] == "(baseline)"
+    im = attack["im+standard"]
+    assert im[2].startswith("76.2 [") and im[3] == "2 x 40"
+    assert im[4].startswith("+50.0 [") and im[4].endswith("vs plain+standard (n=1000)") and im[5] == "higher"
+    rift = attack["plain+rift"]  # one seed, 2 discordant pairs each way
+    assert rift[3] == "1 x 40" and rift[5] == "no detectable difference (one seed: interval over examples only)"
+    # the epoch was chosen on SST-2 dev: said so; the majority class only beside AdvGLUE, where it means something
+    assert any(r[0] == "SST-2 dev (selection)" for r in table.rows)
+    majority = [r for r in table.rows if r[1].startswith("majority class")]
+    assert majority and all(r[0].startswith("AdvGLUE") for r in majority)
+    assert all(cell != "-" for r in table.rows for cell in r[2:3])  # no empty score column
+
+
+def test_an_accuracy_interval_stays_within_0_and_100(built):
+    for ev in built[2]["evaluations"]:
+        for row in ev["rows"]:
+            if row.get("pooled"):
+                low, high = row["pooled"]["ci95"]
+                assert 0.0 <= low <= row["pooled"]["difference"] <= high <= 1.0
+
+
+def test_mnli_dev_is_labelled_the_selection_set_when_it_is_the_same_data_as_subset_dev(tmp_path):
+    """Offline, MNLI's and QQP's "dev" are the glue_subsets sample that "subset-dev" names too: a model whose epoch
+    was chosen on subset-dev is optimistic on "dev", and the tables must say so."""
+    cfg = {**train_config(), "task": "mnli", "dev_split": "subset-dev"}
+    labels = [i % 3 for i in range(12)]
+    write_eval(tmp_path / "runs", "mnli", cfg, "mnli", "dev", labels, labels)
+    write_eval(tmp_path / "runs", "snli", {**cfg, "task": "snli"}, "snli", "dev", labels, labels)
+    summary = build_report([tmp_path / "runs"], tmp_path / "out", plots=False, html=False)
+    chose = {ev["task"]: ev["chose_epochs"] for ev in summary["evaluations"]}
+    assert len(chose["mnli"]) == 1  # the method chose its epoch there
+    assert chose["snli"] == []  # SNLI's dev is not its subset-dev sample
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "## mnli dev (all examples) (selection)" in md and "## snli dev (all examples)\n" in md
 
 
 def test_html_is_self_contained_escaped_and_highlights_swaps(built):
@@ -341,7 +379,8 @@ def test_seeds_that_disagree_give_a_mixed_verdict_and_no_mark(tmp_path):
     vs = summary["evaluations"][0]["rows"][0]["vs_baseline"]
     assert vs["verdict"] == "mixed: im+standard > plain+standard in 1/2, plain+standard > im+standard in 1/2"
     assert not vs["detected"]
-    assert overview_table(summary).rows[0][2] == "50.0 ± 35.4"  # 75 and 25: no mark
+    im = next(r for r in overview_table(summary).rows if r[1] == "im+standard")
+    assert im[5] == "no detectable difference"  # 75 and 25: the seeds' spread counts
 
 
 def test_attack_examples_that_ended_in_an_error_are_named_below_their_table(tmp_path):
@@ -353,19 +392,45 @@ def test_attack_examples_that_ended_in_an_error_are_named_below_their_table(tmp_
     assert "n=40" in text and "Left out of n: examples whose attack ended in an error, in std (3)." in text
 
 
-def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take():
-    from robustft.report.claims.paper_claims import claim_rows
+def _pooled(d, low, high, n=1000, seeds=3, spread=None):
+    """A seed-counting interval's result as `intervals.paired_difference_over_seeds` returns it."""
+    spread = spread or {"seed": 0.0004, "example": 0.01, "residual": 0.1}
+    basis = "seeds" if seeds > 1 else "examples"
+    return {
+        "difference": d,
+        "ci95": [low, high],
+        "n_seeds": seeds,
+        "n": n,
+        "basis": basis,
+        "spread": spread,
+        "per_seed": [d] * seeds,
+        "basis_note": f"{seeds} seeds",
+    }
 
+
+def _claims_summary(study=None):
     plain = {"arch": "plain", "size": "all", "n_train": None, "task": "sst2", "dev_split": "subset-dev"}
+    attack_row = {
+        "method": "rift",
+        "seeds": [{"seed": 0, "clean": {"accuracy": 0.79}}, {"seed": 1, "clean": {"accuracy": 0.70}}],
+    }
 
-    def pooled(d, low, high, n=1000):
-        return {"difference": d, "ci95": [low, high], "n_seeds": 3, "n": n}
+    def versus(pooled, gap=None, both=None):
+        return {
+            "baseline": "rift",
+            "per_seed": [{"seed": 0}],
+            "pooled": pooled,
+            "clean_gap": gap,
+            "both_right_before": {"pooled": both} if both else None,
+        }
 
-    summary = {
+    return {
+        "study": study,
         "methods": {
             "rift": {**plain, "method": "rift-snli"},
             "pgd": {**plain, "method": "pgd"},
             "ascc": {**plain, "method": "ascc"},
+            "trades": {**plain, "method": "trades"},
             "bert": {**plain, "method": "standard"},
             "im": {**plain, "arch": "im", "method": "standard", "size": "16/class", "n_train": 32},
             "im-full": {**plain, "arch": "im", "method": "standard"},
@@ -375,39 +440,28 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
             {
                 "kind": "attack",
                 "recipe": "pwws",
+                "task": "snli",
                 "title": "pwws on snli test",
+                "chose_epochs": [],
                 "rows": [
+                    # pgd: 5 points below RIFT under attack and 4 points more accurate clean
                     {
                         "method": "pgd",
-                        "seeds": [{"seed": 0, "clean": {"accuracy": 0.80}}],
-                        "vs_baseline": {
-                            "baseline": "rift",
-                            "per_seed": [{"seed": 0}],
-                            "pooled": pooled(-0.05, -0.08, -0.02),
-                            "both_right_before": {"pooled": pooled(-0.01, -0.04, 0.02, 700)},
-                        },
+                        "seeds": [{"seed": 0, "clean": {"accuracy": 0.83}}],
+                        "vs_baseline": versus(
+                            _pooled(-0.05, -0.08, -0.02), _pooled(0.04, 0.02, 0.06), _pooled(-0.01, -0.04, 0.02, 700)
+                        ),
                     },
-                    # RIFT's second seed is not in the comparison, so not in the clean accuracy beside it
+                    attack_row,
+                    # trades: below RIFT under attack and no more accurate clean
                     {
-                        "method": "rift",
-                        "seeds": [{"seed": 0, "clean": {"accuracy": 0.79}}, {"seed": 1, "clean": {"accuracy": 0.70}}],
+                        "method": "trades",
+                        "seeds": [{"seed": 0, "clean": {"accuracy": 0.78}}],
+                        "vs_baseline": versus(_pooled(-0.06, -0.09, -0.03), _pooled(-0.01, -0.03, 0.01)),
                     },
-                    {
-                        "method": "bert",
-                        "vs_baseline": {
-                            "baseline": "rift",
-                            "per_seed": [{"seed": 0}],
-                            "pooled": pooled(-0.2, -0.3, -0.1),
-                        },
-                    },
-                    {
-                        "method": "ascc",  # a baseline ahead of RIFT by an unresolved 1.7 points
-                        "vs_baseline": {
-                            "baseline": "rift",
-                            "per_seed": [{"seed": 0}],
-                            "pooled": pooled(0.017, 0.0, 0.034),
-                        },
-                    },
+                    {"method": "bert", "vs_baseline": versus(_pooled(-0.2, -0.3, -0.1))},
+                    # ascc: ahead of RIFT by an unresolved 1.7 points
+                    {"method": "ascc", "seeds": [], "vs_baseline": versus(_pooled(0.017, 0.0, 0.034))},
                 ],
             },
             {
@@ -416,18 +470,25 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
                 "split": "dev",
                 "recipe": None,
                 "title": "advglue-sst2 dev",
+                "chose_epochs": [],
                 "rows": [
-                    {"method": "im", "vs_baseline": {"baseline": "bert", "pooled": pooled(0.07, 0.03, 0.11, 148)}},
-                    {"method": "im-full", "vs_baseline": {"baseline": "bert", "pooled": pooled(0.03, -0.05, 0.1, 148)}},
+                    {"method": "im", "vs_baseline": {"baseline": "bert", "pooled": _pooled(0.07, 0.03, 0.11, 148)}},
+                    {
+                        "method": "im-full",
+                        "vs_baseline": {"baseline": "bert", "pooled": _pooled(0.03, -0.05, 0.1, 148)},
+                    },
                 ],
             },
             {
                 "kind": "clean",
                 "task": "sst2",
-                "split": "subset-dev",  # chose the models' epochs: answers no claim
+                "split": "subset-dev",
                 "recipe": None,
                 "title": "sst2 subset-dev",
-                "rows": [{"method": "im", "vs_baseline": {"baseline": "bert", "pooled": pooled(0.1, 0.08, 0.12, 692)}}],
+                "chose_epochs": ["im"],  # chose the models' epochs: answers no claim
+                "rows": [
+                    {"method": "im", "vs_baseline": {"baseline": "bert", "pooled": _pooled(0.1, 0.08, 0.12, 692)}}
+                ],
             },
             {
                 "kind": "clean",
@@ -435,24 +496,78 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
                 "split": "dev",
                 "recipe": None,
                 "title": "sst2 dev",
+                "chose_epochs": [],
                 "rows": [
-                    {"method": "im", "vs_baseline": {"baseline": "bert", "pooled": pooled(0.0, -0.02, 0.02, 872)}}
+                    {"method": "im", "vs_baseline": {"baseline": "bert", "pooled": _pooled(0.0, -0.02, 0.02, 872)}}
                 ],
             },
         ],
     }
-    rift, ascc, low_adv, adv, low = claim_rows(summary)  # standard fine-tuning is no adversarial baseline: no row
-    assert ascc["compared"] == "rift - ascc" and ascc["verdict"].startswith("inconclusive: telling -1.7 points from 0")
+
+
+def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take():
+    from robustft.report.claims.paper_claims import claim_rows, joint_claim_rows
+
+    summary = _claims_summary()
+    pgd, trades, ascc, low_adv, adv, low = claim_rows(summary)  # standard fine-tuning is no adversarial baseline
+    assert ascc["compared"] == "rift - ascc" and ascc["status"] == "inconclusive"
+    assert ascc["verdict"].startswith("inconclusive: if the observed -1.7 and spreads held, excluding 0 would take")
     assert str(ascc["ci95"][1]) == "0.0"  # an interval ending at 0 does not print as -0.0
-    assert rift["compared"] == "rift - pgd" and rift["difference"] == 0.05 and rift["ci95"] == [0.02, 0.08]
-    assert rift["verdict"] == "reproduced" and "pgd clean 80.0%, rift clean 79.0%" in rift["measured_on"]
-    assert "on the 700 examples both got right before the attack: +1.0 [-2.0, +4.0]" in rift["measured_on"]
-    one_task = "indicative only (one task): inconclusive: telling +8.3 points from 0 would take about 121 paired"
-    assert adv["verdict"].startswith(one_task)
+    assert trades["difference"] == 0.06 and trades["ci95"] == [0.03, 0.09] and trades["status"] == "reproduced"
+    # more robust but 4 points less accurate clean than PGD: not the paper's claim (at comparable clean accuracy)
+    assert pgd["status"] == "no verdict" and pgd["difference"] == 0.05
+    assert "robustness gain at 4.0 points lower clean accuracy" in pgd["verdict"]
+    assert pgd["clean_gap"]["ci95"] == [-0.06, -0.02] and pgd["both_right_before"]["n"] == 700
+    assert "rift clean 79.0%, pgd clean 83.0%" in pgd["measured_on"]  # over the seeds paired
+    assert adv["verdict"].startswith("indicative only (one task): inconclusive: if the observed +3.0")
     assert "the paper's figure is the five-task score" in adv["measured_on"]
     assert low["verdict"] == "not reproduced: the interval rules out the paper's +5.9"
-    assert low_adv["claim"] == low["claim"] and low_adv["verdict"] == "reproduced"  # AdvGLUE after 16 per class
+    assert low_adv["claim"] == low["claim"] and low_adv["status"] == "reproduced"  # AdvGLUE after 16 per class
     assert adv["claim"].endswith("on AdvGLUE") and "16/class" in low_adv["measured_on"]
+
+    summary["claims"] = [pgd, trades, ascc, low_adv, adv, low]
+    (joint,) = joint_claim_rows(summary)  # RIFT against every baseline: it fails for two of three
+    assert joint["status"] == "no verdict" and joint["verdict"] == "no verdict: 2 of 3 components do not hold"
+    assert joint["failing"] == {"no verdict": ["pgd/pwws"], "inconclusive": ["ascc/pwws"]}
+    assert joint["matched_clean"] == "a verdict at matched clean accuracy needs a frontier study on snli (none written)"
+
+
+def test_no_verdict_from_one_seed_or_an_unfinished_study():
+    from robustft.report.claims.paper_claims import claim_rows
+    from robustft.report.summary import standing
+
+    summary = _claims_summary(standing(finished=False, why="still running, 147 of 189 jobs"))
+    rows = claim_rows(summary)
+    assert {r["status"] for r in rows} == {"no verdict"}
+    assert all("the preset is unfinished (still running, 147 of 189 jobs)" in r["verdict"] for r in rows)
+    summary = _claims_summary()
+    summary["evaluations"][3]["rows"][0]["vs_baseline"]["pooled"] = _pooled(0.1, 0.08, 0.12, 872, seeds=1)
+    (one_seed,) = [r for r in claim_rows(summary) if r["measured_on"].startswith("sst2 dev")]
+    assert one_seed["status"] == "no verdict" and one_seed["verdict"].startswith("no verdict: one seed")
+
+
+def test_rift_rows_from_runs_say_the_clean_gap_and_join_into_one_verdict(tmp_path):
+    """Built from attack runs: RIFT against PGD (more accurate clean, less robust) and ASCC (less accurate clean,
+    less robust), two seeds each."""
+    from report_fixtures import attack_results, write_attack
+
+    runs = tmp_path / "runs"
+    for seed in (0, 1):
+        for method, kept, skipped in (("rift", 30, 8 + seed), ("pgd", 10, seed), ("ascc", 8, 20 + seed)):
+            folder = write_attack(
+                runs, f"{method}-s{seed}", train_config(method=method, seed=seed), attack_results(kept, skipped)
+            )
+            about = json.loads((folder / "config.json").read_text())
+            about["config"]["recipe"] = "pwws"
+            (folder / "config.json").write_text(json.dumps(about))
+    summary = build_report([runs], tmp_path / "out", baseline="plain+rift", plots=False, html=False)
+    rows = {r["baseline"]: r for r in summary["claims"]}
+    assert rows["plain+pgd"]["status"] == "no verdict" and "robustness gain at 2" in rows["plain+pgd"]["verdict"]
+    assert rows["plain+ascc"]["status"] == "reproduced"  # more robust and more accurate clean: no frontier needed
+    (joint,) = summary["joint_claims"]
+    assert joint["failing"] == {"no verdict": ["plain+pgd/pwws"]} and joint["components"] == 2
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "## RIFT's claim, jointly" in md and "clean gap -2" in md
 
 
 def test_attacks_are_also_compared_on_the_examples_both_models_got_right_before(tmp_path):

@@ -72,13 +72,62 @@ def test_an_eval_line_whose_correct_flag_lies_is_caught(exported):
     assert any("'correct' disagrees" in p for p in recheck(exported))
 
 
-def test_the_results_page_is_generated_from_the_committed_reports():
-    from robustft.publish.results_page import render_results_page
+def test_an_example_file_altered_with_its_metrics_is_caught_by_the_report(exported):
+    """Altering a committed per-example file and its metrics.json together still fails: the report's accuracies,
+    intervals and verdicts are regenerated from the examples."""
+    import gzip
+
+    from robustft.publish.recheck import check_run_metrics
+    from robustft.report.folders import load_runs
+
+    folder = exported / "runs" / "attack-im-s0"
+    lines = [json.loads(line) for line in gzip.open(folder / "examples.jsonl.gz", "rt")]
+    kept = next(line for line in lines if line["result"] == "failed")
+    kept["result"] = "succeeded"  # one example the attack did not flip, now flipped
+    with gzip.open(folder / "examples.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps(line) + "\n" for line in lines)
+    (run,) = [r for r in load_runs([exported / "runs"]) if r.name == "attack-im-s0"]
+    metrics = json.loads((folder / "metrics.json").read_text())
+    from robustft.attacks.results import AttackRecord, summarize
+
+    metrics |= summarize([AttackRecord.from_dict(r) for r in run.examples])  # the forger's consistent metrics
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    (run,) = [r for r in load_runs([exported / "runs"]) if r.name == "attack-im-s0"]
+    assert check_run_metrics(run) == []
+    problems = recheck(exported)
+    assert problems and all(p.startswith("report.") for p in problems)
+    assert any("/evaluations" in p for p in problems)
+
+
+def test_the_results_page_and_preset_pages_are_generated_from_the_committed_reports():
+    from robustft.publish.results_page import load_presets, render_preset_page, render_results_page
 
     page = RESULTS.parent / "RESULTS.md"
     if not any(RESULTS.glob("*/report.md")):
         pytest.skip("no preset published yet (robustft.publish.bench_results)")
-    assert page.read_text(encoding="utf-8") == render_results_page(RESULTS)
+    text = page.read_text(encoding="utf-8")
+    assert text == render_results_page(RESULTS)
+    for preset in load_presets(RESULTS):
+        assert (preset.folder / "README.md").read_text(encoding="utf-8") == render_preset_page(preset), preset.name
+
+
+def test_the_committed_results_page_opens_with_the_bottom_line_and_stays_short():
+    page = RESULTS.parent / "RESULTS.md"
+    if not page.is_file():
+        pytest.skip("no results page yet")
+    lines = page.read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 600
+    first_screen = lines[:40]
+    assert "## Bottom line" in first_screen
+    start = first_screen.index("## Bottom line") + 2
+    end = first_screen.index("", start)  # the whole table is on the first screen
+    header, _, *rows = first_screen[start:end]
+    assert header.startswith("| claim: measured on | study (status) | paper | ours")
+    assert header.endswith("| verdict | what would settle it |") and rows
+    for row in rows:  # every row a status; none from one seed or an unfinished study carries a verdict word
+        assert any(status in row for status in ("(finished", "(partial", "(lost"))
+        if "(partial" in row or "(lost" in row or "| 1 |" in row or "| 1 x " in row:
+            assert "| no verdict |" in row, row
 
 
 def test_the_published_compute_time_sums_each_jobs_own_time_over_its_sessions(tmp_path):
@@ -122,24 +171,29 @@ def test_a_preset_whose_jobs_ran_on_several_commits_says_so():
     assert "code abc1234 (its last call; its finished jobs ran on 3 commits" in several
 
 
-def test_the_results_page_opens_with_every_presets_answers_to_the_claims(exported):
+def test_a_running_preset_gets_no_verdict_and_the_page_says_why(exported):
+    from robustft.publish.bench_results import rebuild
     from robustft.publish.results_page import render_results_page
 
     about = {"command": "robustft bench quick", "jobs": 10, "finished": 4, "wall_minutes": None}
     about |= {"machine": "2 CPU cores", "expected_minutes": 1.0, "git_commit": "abc1234"}
     (exported / "published.json").write_text(json.dumps(about))
+    rebuild(exported)  # as publishing builds it: judged with the preset's standing
     claims = json.loads((exported / "report.json").read_text())["claims"]
+    assert claims and all(c["verdict"].startswith("no verdict") for c in claims)
+    assert all("still running, 4 of 10 jobs" in c["verdict"] for c in claims)
     page = render_results_page(exported.parent)
-    head, _, rest = page.partition("\n## Preset `quick`")
-    assert rest and "## The papers' claims, every preset" in head
-    rows = [line for line in head.splitlines() if line.startswith("| `quick` (still running, 4 of 10 jobs) |")]
-    assert len(rows) == len(claims) > 0
-    assert all(c["verdict"] in page for c in claims)
+    head, _, rest = page.partition("\n## `quick`")
+    assert "## Bottom line" in head and "**Still running: 4 of 10 jobs finished**" in rest
+    rows = [line for line in head.splitlines() if "| `quick` (partial: 4 of 10 jobs) |" in line]
+    assert len(rows) == len(claims) and all("| no verdict |" in row for row in rows)
+    assert "the preset's other 6 jobs" in rows[0]
+    assert recheck(exported) == []
 
 
 def test_a_preset_that_reports_with_another_does_not_repeat_its_claims(exported):
-    """im-lowresource-1000's report also reads the 16-shot runs: before its own jobs finish, its claims are the
-    16-shot ones, which the page must list once, under the preset that ran them."""
+    """im-lowresource-1000's report also reads the 16-shot runs: their claims are the 16-shot preset's, which the
+    page must list once, under the preset that ran them."""
     from robustft.publish.results_page import render_results_page
 
     about = {"command": "robustft bench quick", "jobs": 10, "wall_minutes": None, "machine": "2 CPU cores"}
@@ -149,10 +203,13 @@ def test_a_preset_that_reports_with_another_does_not_repeat_its_claims(exported)
     (borrower / "runs").mkdir(parents=True)  # none of its own jobs finished yet
     build_report([borrower / "runs", exported / "runs"], borrower, title="bigger", plots=False, html=False)
     (borrower / "published.json").write_text(json.dumps({**about, "report_with": ["quick"]}))
-    head = render_results_page(exported.parent).partition("\n## Preset ")[0]
+    page = render_results_page(exported.parent)
+    head = page.partition("\n## `")[0]
     claims = json.loads((exported / "report.json").read_text())["claims"]
-    assert sum(line.startswith("| `quick` |") for line in head.splitlines()) == len(claims) > 0
-    assert not any(line.startswith("| `bigger` |") for line in head.splitlines())
+    assert sum("| `quick` (finished) |" in line for line in head.splitlines()) == len(claims) > 0
+    assert not any("`bigger`" in line for line in head.splitlines())
+    bigger = page.partition("\n## `bigger`")[2]
+    assert "No claim of the papers is answered here." in bigger.partition("\n## `")[0]
 
 
 def test_a_report_is_rechecked_against_the_baseline_its_bench_named(exported):

@@ -6,6 +6,7 @@ report.html is rebuilt by `robustft report`, never committed), and regenerate do
 preset (never from hand-copied numbers).
 
     python -m robustft.publish.bench_results quick [configs/im-powered.yaml ...] [--bench_root runs/bench]
+    python -m robustft.publish.bench_results --rebuild [--html]     every published report from its committed runs
 
 (run from the repository root; scripts/publish_results.py is the same command from anywhere.)
 """
@@ -18,15 +19,15 @@ from collections import Counter
 from pathlib import Path
 
 from robustft import runtime
-from robustft.atomic import atomic_write_json, atomic_write_text
+from robustft.atomic import atomic_write_json
 from robustft.bench import carry
 from robustft.bench.calibrate import measured_seconds
 from robustft.bench.matrix import bench_dir, expand
 from robustft.bench.presets import bench_config
 from robustft.bench.pricing import expected_seconds
 from robustft.errors import ConfigError
-from robustft.publish.recheck import report_inputs
-from robustft.publish.results_page import render_results_page
+from robustft.publish.recheck import report_inputs, study_standing
+from robustft.publish.results_page import write_pages
 from robustft.report.run import build_report
 from robustft.runs import is_finished, read_description, read_metrics
 
@@ -103,22 +104,43 @@ def publish(spec: str, bench_root: Path, conditions: str = "", results_root: Pat
         return
     saved = carry.save(jobs, bench, target / "runs")
     atomic_write_json(target / "published.json", published_description(spec, cfg, jobs, finished, bench, conditions))
-    title = f"robustft bench {cfg.name}"
-    build_report(inputs, target, baseline=cfg.baseline, bench_baseline=True, title=title, html=False)
+    rebuild(target)
     print(f"published {saved['finished']} finished and {saved['partial']} partial jobs of {bench} into {target}")
+
+
+def rebuild(target: Path, html: bool = False) -> None:
+    """A published preset's report (report.json, report.md, plots; report.html with `html`) from its committed
+    runs, with the baseline and standing its published.json records: what tests/test_results.py re-checks."""
+    about = json.loads((target / "published.json").read_text(encoding="utf-8"))
+    study = study_standing(about, (target / "runs").is_dir())
+    title = f"robustft bench {target.name}"
+    inputs = report_inputs(target, about.get("report_with", []))
+    build_report(
+        inputs, target, baseline=about.get("baseline"), bench_baseline=True, title=title, html=html, study=study
+    )
 
 
 def main(argv: list[str] | None = None, root: Path = Path(".")) -> int:
     """`root`: the repository checkout (docs/results, docs/RESULTS.md and the default runs/bench are under it)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("presets", nargs="+", help="preset names or bench config files")
+    parser.add_argument("presets", nargs="*", help="preset names or bench config files")
     parser.add_argument("--bench_root", type=Path, default=root / "runs" / "bench")
     parser.add_argument("--conditions", default="", help="what else the machine ran meanwhile (the wall time's caveat)")
+    parser.add_argument(
+        "--rebuild", action="store_true", help="rebuild every published preset's report from its committed runs"
+    )
+    parser.add_argument("--html", action="store_true", help="with --rebuild: also write each report.html")
     args = parser.parse_args(argv)
+    if not args.presets and not args.rebuild:
+        parser.error("name the presets to publish, or --rebuild")
     for preset in args.presets:
         publish(preset, args.bench_root, args.conditions, results_root=root / RESULTS)
-    atomic_write_text(root / RESULTS_PAGE, render_results_page(root / RESULTS))
-    print(f"wrote {root / RESULTS_PAGE}")
+    if args.rebuild:
+        for target in sorted(p for p in (root / RESULTS).iterdir() if (p / "runs").is_dir()):
+            rebuild(target, html=args.html)
+            print(f"rebuilt {target}")
+    for path in write_pages(root / RESULTS, root / RESULTS_PAGE):
+        print(f"wrote {path}")
     return 0
 
 

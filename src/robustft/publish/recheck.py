@@ -26,7 +26,7 @@ from pathlib import Path
 from robustft.attacks.results import AttackRecord, summarize
 from robustft.report.folders import Run, load_runs
 from robustft.report.rendering.markdown import render_markdown
-from robustft.report.summary import build_summary
+from robustft.report.summary import build_summary, standing
 
 
 def same(a, b, where: str = "", rel: float = 1e-9) -> list[str]:
@@ -94,14 +94,37 @@ def report_inputs(results_dir: Path, report_with: list[str] | None = None) -> li
     return [results_dir / "runs", *(results_dir.parent / name / "runs" for name in report_with)]
 
 
+def status_of(about: dict, has_runs: bool) -> str:
+    """finished, partial or lost (its runs were never committed), from published.json."""
+    if not has_runs:
+        return "lost"
+    return "partial" if about.get("finished", about.get("jobs")) != about.get("jobs") else "finished"
+
+
+def study_standing(about: dict, has_runs: bool) -> dict:
+    """The standing a published preset's claims are judged with (no verdict while it runs or without its runs)."""
+    finished = status_of(about, has_runs) != "partial"
+    why = [] if finished else [f"still running, {about.get('finished')} of {about.get('jobs')} jobs"]
+    why += [] if has_runs else ["runs lost, not re-checkable"]
+    return standing(finished=finished, runs_committed=has_runs, why="; ".join(why))
+
+
+def summary_of(results_dir: Path, runs: list[Run] | None = None) -> dict:
+    """The report a published preset's committed runs give, compared with the baseline its bench named (None: the
+    report's default, plain architecture + standard) and judged with its standing."""
+    about = _published(results_dir)
+    runs = runs if runs is not None else load_runs(report_inputs(results_dir, about.get("report_with", [])))
+    study = study_standing(about, (results_dir / "runs").is_dir())
+    return build_summary(runs, baseline=about.get("baseline"), bench_baseline=True, study=study)
+
+
 def recheck(results_dir: Path) -> list[str]:
     """Every problem found in a committed results folder (empty when the summaries check out)."""
     results_dir = Path(results_dir)
     about = _published(results_dir)
     runs = load_runs(report_inputs(results_dir, about.get("report_with", [])))
     problems = [p for run in runs for p in check_run_metrics(run)]
-    # compared with the baseline its bench named (None: the report's default, plain architecture + standard)
-    summary = json.loads(json.dumps(build_summary(runs, baseline=about.get("baseline"), bench_baseline=True)))
+    summary = json.loads(json.dumps(summary_of(results_dir, runs)))
     committed_json = results_dir / "report.json"
     if not committed_json.is_file():
         return problems + [f"{committed_json} is missing"]

@@ -25,14 +25,15 @@ def build_report(
     plots: bool = True,
     html: bool = True,
     examples_per_run: int = MAX_EXAMPLES_PER_RUN,
+    study: dict | None = None,
 ) -> dict:
     """Read the run folders (or folders holding them), write report.json, report.md, the PNG plots and
     report.html (with the first `examples_per_run` attacked examples of each attack run) into `out_dir`, and
-    return the summary (the content of report.json). `bench_baseline`: `build_summary`'s."""
+    return the summary (the content of report.json). `bench_baseline` and `study`: `build_summary`'s."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = load_runs([Path(p) for p in run_dirs])
-    summary = build_summary(runs, baseline=baseline, bench_baseline=bench_baseline)
+    summary = build_summary(runs, baseline=baseline, bench_baseline=bench_baseline, study=study)
     names = write_plots(summary, out_dir) if plots else []
     atomic_write_json(out_dir / "report.json", summary)
     atomic_write_text(out_dir / "report.md", render_markdown(summary, title=title, plots=names))

@@ -3,7 +3,8 @@
 Runs are grouped by the model they concern ("methods", seeds pooled as mean +- std), evaluations by what
 was measured (task, split, sample, recipe). Every accuracy carries n and a 95% interval; every method is
 compared paired with its baseline (default: plain architecture + standard fine-tuning of the same model,
-task and training size) on the same example ids, seed by seed.
+task and training size) on the same example ids, seed by seed, and over seeds with the interval that counts
+seeds as the replicates (`evaluation.intervals`, docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ import json
 
 from robustft.errors import ConfigError
 from robustft.evaluation import advglue
-from robustft.evaluation.stats import NO_DIFFERENCE, mean_std, paired_comparison, pooled_paired_difference
+from robustft.evaluation.advglue_intervals import score_difference_over_seeds
+from robustft.evaluation.intervals import paired_difference_over_seeds
+from robustft.evaluation.stats import NO_DIFFERENCE, mean_std, paired_comparison
 from robustft.report.claims.anchors import anchor_rows
 from robustft.report.claims.deviations import collect_deviations
-from robustft.report.claims.paper_claims import claim_rows
+from robustft.report.claims.paper_claims import claim_rows, joint_claim_rows
 from robustft.report.folders import Run
 from robustft.report.method_keys import MethodKey, key_of, labels_for, seed_of, size_of
 from robustft.report.run_accuracy import majority_of, outcomes, right_before_attack, run_figures
+from robustft.report.selection import chose_epoch
 
 REPORT_VERSION = 1
 
@@ -53,9 +57,18 @@ def _sort_key(value) -> tuple:
     return (KIND_ORDER[value[0]],) + tuple((v is None, str(v)) for v in value[1:])
 
 
-def build_summary(runs: list[Run], baseline: str | None = None, bench_baseline: bool = False) -> dict:
+def standing(finished: bool = True, runs_committed: bool = True, why: str = "") -> dict:
+    """Whether the study the runs come from may carry verdicts (SPEC section 7: none from an unfinished preset or
+    runs that are not committed), and why not in words (e.g. "still running, 147 of 189 jobs")."""
+    return {"finished": finished, "runs_committed": runs_committed, "why": why}
+
+
+def build_summary(
+    runs: list[Run], baseline: str | None = None, bench_baseline: bool = False, study: dict | None = None
+) -> dict:
     """`bench_baseline`: the baseline is a method of the bench the runs come from, which may have no finished run
-    yet (a bench part-way); the report then pairs nothing and says so. Otherwise an unknown baseline is an error."""
+    yet (a bench part-way); the report then pairs nothing and says so. Otherwise an unknown baseline is an error.
+    `study`: its `standing` (default: finished, runs committed; a plain report judges what it is given)."""
     keyed = [(run, method_of(run)) for run in runs if run.verb in ("train", "eval", "attack")]
     labels = labels_for(sorted({k for _, k in keyed}, key=repr))
     by_label = {label: key for key, label in labels.items()}
@@ -65,6 +78,10 @@ def build_summary(runs: list[Run], baseline: str | None = None, bench_baseline: 
 
     methods = _methods(keyed, labels)
     evaluations = _evaluations(keyed, labels, by_label, baseline)
+    for ev in evaluations:  # its accuracy there is optimistic: labelled, and no claim rests on it
+        ev["chose_epochs"] = sorted(
+            r["method"] for r in ev["rows"] if chose_epoch(methods[r["method"]], ev["task"], ev["split"])
+        )
     summary = {
         "robustft_report": REPORT_VERSION,
         "runs": [
@@ -86,9 +103,11 @@ def build_summary(runs: list[Run], baseline: str | None = None, bench_baseline: 
         "training_size": _training_size(methods, evaluations),
         "probes": _probes(runs),
         "deviations": collect_deviations(runs),
+        "study": study or standing(),
     }
     summary["anchors"] = anchor_rows(summary)
     summary["claims"] = claim_rows(summary)
+    summary["joint_claims"] = joint_claim_rows(summary)
     return summary
 
 
@@ -165,6 +184,7 @@ def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
                 "method": labels[key],
                 "seeds": seeds,
                 "accuracy": mean_std([s["accuracy"] for s in seeds if s["accuracy"] is not None]),
+                "pooled": _pooled_accuracy(runs_of[key]),
             }
             if ev_key[0] == "attack":
                 row["clean"] = mean_std([s["clean"]["accuracy"] for s in seeds if s.get("clean")])
@@ -196,6 +216,33 @@ def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
     return out
 
 
+def _pooled_accuracy(mine: dict[str, Run]) -> dict | None:
+    """The accuracy over every seed, on the examples all of them scored, with the interval that counts seeds (the
+    mean of a seeds x examples table of 0/1 outcomes); None without per-example files."""
+    found = [outcomes(run) for run in mine.values()]
+    if not found or any(f is None for f in found):
+        return None
+    ids = sorted(set.intersection(*(set(f) for f in found)))
+    if len(ids) < 2:
+        return None
+    result = paired_difference_over_seeds([[float(f[i]) for i in ids] for f in found])
+    return {**result, "ci95": [max(result["ci95"][0], 0.0), min(result["ci95"][1], 1.0)]}  # an accuracy's range
+
+
+def _clean_gap(mine: dict[str, Run], base: dict[str, Run]) -> dict | None:
+    """Of an attack: the paired difference in clean accuracy on the attacked examples (right before the attack),
+    over the seeds both ran: how far apart in clean accuracy the two models are where their robustness is compared."""
+    paired = {}
+    for seed in sorted(set(mine) & set(base)):
+        a, b = right_before_attack(mine[seed]), right_before_attack(base[seed])
+        scored_a, scored_b = outcomes(mine[seed]), outcomes(base[seed])
+        if a is None or b is None or scored_a is None or scored_b is None:
+            continue
+        ids = set(scored_a) & set(scored_b)
+        paired[seed] = ({i: i in a for i in ids}, {i: i in b for i in ids})
+    return _pooled(paired)
+
+
 def _compare(
     mine: dict[str, Run], base: dict[str, Run], label: str, base_label: str, both_right_before: bool = False
 ) -> dict:
@@ -225,7 +272,7 @@ def _compare(
     else:
         counts = {v: verdicts.count(v) for v in dict.fromkeys(verdicts)}
         summary = "mixed: " + ", ".join(f"{v} in {c}/{len(verdicts)}" for v, c in counts.items())
-    return {
+    out = {
         "baseline": base_label,
         "per_seed": per_seed,
         "unpaired_seeds": missing,
@@ -234,17 +281,22 @@ def _compare(
         "detected": len(set(verdicts)) == 1 and verdicts[0] != NO_DIFFERENCE,
         "pooled": _pooled(paired),
     }
+    attack = any(run.verb == "attack" for run in mine.values())
+    if attack and not both_right_before:
+        out["clean_gap"] = _clean_gap(mine, base)
+    return out
 
 
 def _pooled(paired: dict) -> dict | None:
-    """Every paired seed at once, on the examples all of them scored (`pooled_paired_difference`)."""
+    """Every paired seed at once, on the examples all of them scored, with the interval that counts seeds as the
+    replicates (`intervals.paired_difference_over_seeds`; one seed: an interval over examples only, labelled so)."""
     if not paired:
         return None
     ids = sorted(set.intersection(*(set(a) & set(b) for a, b in paired.values())))
-    if not ids:
+    if len(ids) < 2:
         return None
     table = [[float(a[i]) - float(b[i]) for i in ids] for a, b in paired.values()]
-    return pooled_paired_difference(table)
+    return paired_difference_over_seeds(table)
 
 
 def _advglue(keyed) -> dict:
@@ -289,7 +341,7 @@ def _advglue(keyed) -> dict:
             out[labels[key]]["vs_baseline"] = {
                 "baseline": labels[base],
                 "per_seed": [{"seed": s, **advglue.paired_score_difference(seeds[s], found[base][s])} for s in both],
-                "pooled": advglue.pooled_score_difference([(seeds[s], found[base][s]) for s in both]) if both else None,
+                "pooled": score_difference_over_seeds([(seeds[s], found[base][s]) for s in both]) if both else None,
             }
     return dict(sorted(out.items()))
 

@@ -9,18 +9,12 @@ import os
 from pathlib import Path
 
 from robustft.publish.im_screening.settings import CONVERGED, ex_of, key
+from robustft.runs import read_records
 
 
 def read(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:  # a line cut by a kill: measured again
-            continue
-    return out
+    """The finished settings; a line cut by a kill is left out (with a warning), so that setting is measured again."""
+    return read_records(path, strict=False) if path.exists() else []
 
 
 def append(path: Path, record: dict) -> None:

@@ -95,10 +95,13 @@ def _ours(summary: dict, rule: tuple) -> list[str]:
                 o = adv[other]
                 if (o["arch"], o["method"], o["model"], o["size"]) == ("plain", m["method"], m["model"], m["size"]):
                     paired = m.get("vs_baseline", {})
-                    if paired.get("baseline") == other and paired["per_seed"]:
-                        d = paired["per_seed"][0]  # the paired interval of the first seed both ran
+                    if paired.get("baseline") == other and paired.get("pooled"):
+                        d = paired["pooled"]  # over the seeds both ran, the interval counting seeds
                         low, high = (100 * x for x in d["ci95"])
-                        out.append(f"{label} - {other}: {100 * d['difference']:+.1f} [{low:+.1f}, {high:+.1f}] (dev)")
+                        seeds = f"{d['n_seeds']} seed{'s' if d['n_seeds'] > 1 else ''}"
+                        out.append(
+                            f"{label} - {other}: {100 * d['difference']:+.1f} [{low:+.1f}, {high:+.1f}] ({seeds}, dev)"
+                        )
                     else:
                         out.append(f"{label} - {other}: {100 * (score - base):+.1f} (dev)")
         return out

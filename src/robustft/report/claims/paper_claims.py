@@ -1,17 +1,26 @@
-"""The papers' claims answered from the runs, one row each: reproduced (with our effect and its interval), smaller
-than claimed, not reproduced (the interval rules out the paper's size), or inconclusive (with what it would take).
+"""The papers' claims answered from the runs (SPEC section 7), one row per comparison and one joint row per RIFT
+method: reproduced (the interval excludes 0; "smaller than claimed" when it also rules out the paper's size), not
+reproduced (it rules out the paper's size), inconclusive (with what would settle it), or no verdict (one seed, an
+unfinished study, runs not committed; `evaluation.verdicts`).
 
-Every figure is a paired difference pooled over the seeds both methods ran (training seeds and k-shot samples),
-its interval from resampling seeds and examples (`stats.pooled_paired_difference`): the seeds' spread counts.
-Only comparisons on the same backbone and data are used, never on the split that chose a model's epoch; a row says
-when it measures a different quantity from the paper's figure (one AdvGLUE task instead of the five-task score),
-and its verdict is then marked indicative only."""
+Every figure is a paired difference over the seeds both methods ran (training seeds and k-shot samples) with the
+interval that counts seeds as the replicates (`evaluation.intervals`). Only comparisons on the same backbone and
+data are used, never on the data that chose a model's epoch; a row says when it measures a different quantity from
+the paper's figure (one AdvGLUE task instead of the five-task score), and its verdict is then indicative only.
+
+RIFT's claim is more robustness at comparable clean accuracy: a RIFT row against a baseline whose clean accuracy on
+the attacked examples is higher (its paired interval above RIFT's) gets no verdict: it is stated as a robustness
+gain at that many points lower clean accuracy, and the verdict needs the baseline's clean-vs-robust frontier
+(`evaluation.frontier`). The claim holds only if it holds against every baseline under both attacks
+(`verdicts.joint_verdict`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from robustft.evaluation.stats import claim_verdict, examples_to_resolve, mean_std
+from robustft.evaluation import verdicts
+from robustft.evaluation.stats import mean_std
+from robustft.report.claims.rift_joint import FRONTIER_STUDIES, joint_rows
 
 
 @dataclass(frozen=True)
@@ -34,49 +43,61 @@ RIFT_ATTACKS = Claim(
 ADVERSARIAL_METHODS = ("pgd", "freelb", "freelbpp", "trades", "ascc", "infobert")
 RIFT_RECIPES = ("pwws", "genetic")
 LOW_RESOURCE_MAX_EXAMPLES = 1000  # the issue's low-resource sizes: 16 per class and 1,000 examples
+INDICATIVE = "indicative only (one task)"
+__all__ = ["FRONTIER_STUDIES", "claim_rows", "joint_claim_rows"]
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:+.1f}"
 
 
-def _signed(pooled: dict, sign: int) -> tuple[float, float, float]:
-    """The pooled difference and its interval, read the other way round when sign is -1 ("+ 0.0": a negated 0
-    is 0.0, so it prints as +0.0, not -0.0)."""
-    low, high = sorted(sign * x + 0.0 for x in pooled["ci95"])
-    return sign * pooled["difference"] + 0.0, low, high
+def oriented(result: dict, sign: int) -> dict:
+    """The interval's result read the other way round when sign is -1 (B - A): the mean, interval and per-seed
+    means negate, the spreads do not ("+ 0.0": a negated 0 is 0.0, so it prints as +0.0, not -0.0)."""
+    low, high = sorted(sign * x + 0.0 for x in result["ci95"])
+    return {
+        **result,
+        "difference": sign * result["difference"] + 0.0,
+        "ci95": [low, high],
+        "per_seed": [sign * x + 0.0 for x in result.get("per_seed") or []],
+    }
 
 
-def _row(claim: Claim, compared: str, measured_on: str, pooled: dict, sign: int = 1, note: str = "") -> dict:
-    d, low, high = _signed(pooled, sign)
+def study_of(summary: dict) -> dict:
+    """The standing of the study the runs come from (summary.standing); a summary without one is judged as given."""
+    return summary.get("study") or {"finished": True, "runs_committed": True, "why": ""}
+
+
+def judge(result: dict, claim: Claim, study: dict) -> verdicts.Verdict:
+    """`verdicts.judge_claim` with the study's standing; a withheld verdict says the study's own reason too."""
     claimed = None if claim.points is None else claim.points / 100
-    verdict = claim_verdict((low, high), claimed)
-    n = pooled.get("n")
-    if verdict == "not reproduced" and claimed is not None:
-        verdict += f": the interval rules out the paper's +{claim.points}"
-    elif verdict == "smaller than claimed":
-        verdict += f": a gain, but the interval rules out the paper's +{claim.points}"
-    elif verdict == "not reproduced":
-        verdict += ": the baseline is ahead"
-    elif verdict == "inconclusive":
-        target = claimed if claimed is not None else d
-        needed = examples_to_resolve((high - low) / 2, n, target) if n else None
-        verdict += (
-            f": telling {_pct(target)} points from 0 would take about {needed:,} paired examples per seed"
-            if needed
-            else ""
-        )
+    verdict = verdicts.judge_claim(
+        result, claimed, preset_finished=study["finished"], runs_committed=study["runs_committed"]
+    )
+    if (
+        verdict.status == verdicts.NO_VERDICT
+        and study.get("why")
+        and not (study["finished"] and study["runs_committed"])
+    ):
+        return verdicts.Verdict(verdict.status, f"{verdict.sentence} ({study['why']})")
+    return verdict
+
+
+def _row(claim: Claim, compared: str, measured_on: str, result: dict, verdict: verdicts.Verdict) -> dict:
     return {
         "claim": claim.text,
         "paper": f"+{claim.points} points" if claim.points is not None else "better (no size given)",
         "source": claim.source,
         "compared": compared,
-        "measured_on": measured_on + (f" ({note})" if note else ""),
-        "difference": d,
-        "ci95": [low, high],
-        "n_seeds": pooled["n_seeds"],
-        "n": n,
-        "verdict": verdict,
+        "measured_on": measured_on,
+        "difference": result["difference"],
+        "ci95": result["ci95"],
+        "n_seeds": result["n_seeds"],
+        "n": result.get("n"),
+        "basis_note": result.get("basis_note", ""),
+        "status": verdict.status,
+        "verdict": verdict.sentence,
+        "settle": (verdict.settle or {}).get("sentence"),
     }
 
 
@@ -87,64 +108,141 @@ def _small(size: str) -> bool:
     return size.startswith("n=") and size[2:].isdigit() and int(size[2:]) <= LOW_RESOURCE_MAX_EXAMPLES
 
 
-def _is_rift(m: dict) -> bool:
+def is_rift(m: dict) -> bool:
     return m["arch"] == "plain" and m["method"].startswith("rift")
 
 
-def _clean(ev: dict, label: str, seeds: set) -> str:
+def is_adversarial_baseline(m: dict) -> bool:
+    return m["arch"] == "plain" and m["method"] in ADVERSARIAL_METHODS
+
+
+def clean_of(ev: dict, label: str, seeds: set) -> float | None:
     """The method's clean accuracy on the attacked sample, over the seeds the comparison paired (not all it ran)."""
     row = next((r for r in ev["rows"] if r["method"] == label), None) or {}
-    mean = mean_std([s["clean"]["accuracy"] for s in row.get("seeds", []) if s["seed"] in seeds and s.get("clean")])
-    return f"{label} clean {100 * mean['mean']:.1f}%" if mean["mean"] is not None else f"{label} clean -"
+    return mean_std([s["clean"]["accuracy"] for s in row.get("seeds", []) if s["seed"] in seeds and s.get("clean")])[
+        "mean"
+    ]
 
 
-def _both_right(pooled: dict | None, sign: int) -> str:
-    if not pooled:
-        return ""
-    d, low, high = _signed(pooled, sign)
-    return f"; on the {pooled['n']} examples both got right before the attack: {_pct(d)} [{_pct(low)}, {_pct(high)}]"
-
-
-def claim_rows(summary: dict) -> list[dict]:
-    """Every comparison in the summary that answers one of the claims above (the AdvGLUE claim by the five-task
-    score where it was measured, else by each AdvGLUE task run)."""
-    methods, rows = summary["methods"], []
+def _advglue_rows(summary: dict) -> list[dict]:
+    rows = []
     for label, a in summary["advglue"].items():
         vs = a.get("vs_baseline") or {}
         if a["arch"] == "im" and vs.get("pooled") and summary["advglue"][vs["baseline"]]["arch"] == "plain":
             claim = IM_LOW_RESOURCE if _small(a["size"]) else IM_ADVGLUE
-            compared = f"{label} - {vs['baseline']}"
-            rows.append(_row(claim, compared, "the AdvGLUE official score (five tasks, dev)", vs["pooled"]))
+            measured_on = "the AdvGLUE official score (five tasks, dev)"
+            rows.append(
+                _row(
+                    claim,
+                    f"{label} - {vs['baseline']}",
+                    measured_on,
+                    vs["pooled"],
+                    judge(vs["pooled"], claim, study_of(summary)),
+                )
+            )
+    return rows
+
+
+def _im_row(summary: dict, ev: dict, r: dict, five_task: bool) -> dict | None:
+    """The IM-BERT claims from one evaluation row compared with plain BERT of the same method, or None."""
+    methods, vs = summary["methods"], r["vs_baseline"]
+    m, base, pooled = methods[r["method"]], methods[vs["baseline"]], vs["pooled"]
+    if not (m["arch"] == "im" and base["arch"] == "plain" and m["method"] == base["method"]):
+        return None
+    if ev.get("chose_epochs"):  # never the data that chose an epoch
+        return None
+    compared = f"{r['method']} - {vs['baseline']}"
+    if _small(m["size"]) and ev["kind"] in ("clean", "advglue"):
+        measured_on = f"{ev['title']}, trained on {m['size']}"
+        return _row(IM_LOW_RESOURCE, compared, measured_on, pooled, judge(pooled, IM_LOW_RESOURCE, study_of(summary)))
+    if ev["kind"] == "advglue" and not five_task:
+        # the paper's +8.3 is a mean over five tasks, which one task's effect may differ from
+        row = _row(
+            IM_ADVGLUE,
+            compared,
+            f"{ev['title']} (one task; the paper's figure is the five-task score)",
+            pooled,
+            judge(pooled, IM_ADVGLUE, study_of(summary)),
+        )
+        row["verdict"] = f"{INDICATIVE}: {row['verdict']}"
+        return row
+    return None
+
+
+def claim_rows(summary: dict) -> list[dict]:
+    """Every comparison in the summary that answers one of the claims above (the AdvGLUE claim by the five-task
+    score where it was measured, else by each AdvGLUE task run), RIFT's one row per baseline and attack."""
+    rows = _advglue_rows(summary)
     five_task = any(r["claim"] == IM_ADVGLUE.text for r in rows)
     for ev in summary["evaluations"]:
         for r in ev["rows"]:
-            vs = r.get("vs_baseline") or {}
-            if not vs.get("pooled"):
+            if not (r.get("vs_baseline") or {}).get("pooled"):
                 continue
-            m, base, pooled = methods[r["method"]], methods[vs["baseline"]], vs["pooled"]
-            compared = f"{r['method']} - {vs['baseline']}"
-            im_vs_plain = m["arch"] == "im" and base["arch"] == "plain" and m["method"] == base["method"]
-            selected_on = {(x["task"], x.get("dev_split")) for x in (m, base)}  # never the data that chose an epoch
-            if im_vs_plain and _small(m["size"]) and ev["kind"] in ("clean", "advglue"):
-                if (ev["task"], ev["split"]) not in selected_on:
-                    rows.append(_row(IM_LOW_RESOURCE, compared, f"{ev['title']}, trained on {m['size']}", pooled))
-            elif im_vs_plain and ev["kind"] == "advglue" and not five_task:
-                note = "one task; the paper's figure is the five-task score"
-                row = _row(IM_ADVGLUE, compared, ev["title"], pooled, note=note)
-                # the paper's +8.3 is a mean over five tasks, which one task's effect may differ from
-                row["verdict"] = f"indicative only (one task): {row['verdict']}"
+            row = _im_row(summary, ev, r, five_task)
+            if row is not None:
                 rows.append(row)
-            if ev["kind"] != "attack" or ev["recipe"] not in RIFT_RECIPES:
-                continue
-            paired_seeds = {p["seed"] for p in vs["per_seed"]}
-            cleans = f"{_clean(ev, r['method'], paired_seeds)}, {_clean(ev, vs['baseline'], paired_seeds)}"
-            # the claim is made "at similar clean accuracy": the same difference where both were right before
-            both = (vs.get("both_right_before") or {}).get("pooled")
-            if _is_rift(m) and base["method"] in ADVERSARIAL_METHODS and base["arch"] == "plain":
-                rows.append(_row(RIFT_ATTACKS, compared, ev["title"], pooled, note=cleans + _both_right(both, 1)))
-            elif _is_rift(base) and m["method"] in ADVERSARIAL_METHODS and m["arch"] == "plain":
-                flipped = f"{vs['baseline']} - {r['method']}"
-                rows.append(
-                    _row(RIFT_ATTACKS, flipped, ev["title"], pooled, sign=-1, note=cleans + _both_right(both, -1))
-                )
+            rift = rift_component(summary, ev, r)
+            if rift is not None:
+                rows.append(rift)
     return rows
+
+
+def _orientation(summary: dict, r: dict) -> int | None:
+    """+1 when the row is RIFT compared with an adversarial baseline, -1 the other way round, else None."""
+    methods = summary["methods"]
+    m, base = methods[r["method"]], methods[r["vs_baseline"]["baseline"]]
+    if is_rift(m) and is_adversarial_baseline(base):
+        return 1
+    if is_rift(base) and is_adversarial_baseline(m):
+        return -1
+    return None
+
+
+def _matched_clean(verdict: verdicts.Verdict, gap: dict | None) -> verdicts.Verdict:
+    """No verdict for the paper's claim where the baseline is more accurate clean (its interval above RIFT's): the
+    claim is more robustness at comparable clean accuracy. A refutation stands (a baseline moved down to RIFT's
+    clean accuracy along its frontier only gains robustness)."""
+    if gap is None or gap["ci95"][1] >= 0 or verdict.status == verdicts.NOT_REPRODUCED:
+        return verdict
+    lower = f"{-100 * gap['difference']:.1f}"
+    if verdict.status == verdicts.NO_VERDICT:
+        return verdicts.Verdict(verdict.status, f"{verdict.sentence}; at {lower} points lower clean accuracy")
+    found = "robustness gain" if verdict.holds else "no robustness gain shown"
+    return verdicts.Verdict(
+        verdicts.NO_VERDICT,
+        f"{verdicts.NO_VERDICT} at comparable clean accuracy: {found} at {lower} points lower clean accuracy "
+        "(needs the baseline's frontier)",
+    )
+
+
+def rift_component(summary: dict, ev: dict, r: dict) -> dict | None:
+    """RIFT minus one adversarial baseline under one of the claim's attacks, or None for any other row."""
+    if ev["kind"] != "attack" or ev["recipe"] not in RIFT_RECIPES:
+        return None
+    sign = _orientation(summary, r)
+    if sign is None:
+        return None
+    vs = r["vs_baseline"]
+    rift, base = (r["method"], vs["baseline"]) if sign == 1 else (vs["baseline"], r["method"])
+    result = oriented(vs["pooled"], sign)
+    gap = oriented(vs["clean_gap"], sign) if vs.get("clean_gap") else None
+    verdict = _matched_clean(judge(result, RIFT_ATTACKS, study_of(summary)), gap)
+    seeds = {p["seed"] for p in vs["per_seed"]}
+    cleans = {label: clean_of(ev, label, seeds) for label in (rift, base)}
+    clean = ", ".join(f"{label} clean {'-' if c is None else f'{100 * c:.1f}%'}" for label, c in cleans.items())
+    row = _row(RIFT_ATTACKS, f"{rift} - {base}", f"{ev['title']} ({clean})", result, verdict)
+    both = (vs.get("both_right_before") or {}).get("pooled")
+    row |= {
+        "rift": rift,
+        "baseline": base,
+        "recipe": ev["recipe"],
+        "task": ev["task"],
+        "clean_gap": gap and {"difference": gap["difference"], "ci95": gap["ci95"]},
+        "both_right_before": both and {k: oriented(both, sign)[k] for k in ("difference", "ci95", "n")},
+    }
+    return row
+
+
+def joint_claim_rows(summary: dict) -> list[dict]:
+    """One row per RIFT method and task: the claim against every adversarial baseline under both attacks."""
+    return joint_rows([r for r in summary["claims"] if r["claim"] == RIFT_ATTACKS.text], RIFT_ATTACKS)
