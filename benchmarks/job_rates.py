@@ -1,25 +1,35 @@
-"""Measured time of a bench's training cells on this machine (a GPU's, say), from short runs of the real loop.
+"""The bench's two loop rates measured on this machine (a GPU's, say), from short runs of the real loop, and each
+training cell of a bench priced with them by the library's pricing (robustft.bench.pricing).
 
-    python benchmarks/job_rates.py rift --only '*/imdb/*' --steps 40 --name job_rates_imdb_h200
+    python benchmarks/job_rates.py rift --only '*/imdb/*' --steps 40 --name job_rates_imdb_gpu
+    python benchmarks/job_rates.py quick --write_rates rates-here.json    # then ROBUSTFT_BENCH_RATES=rates-here.json
 
 For each selected training cell: its own TrainConfig (preset, batch, length, precision, device, IM setting) trains
 `--steps` optimizer steps of one epoch through `robustft.training.loop.train` (the loop's examples/s counts optimizer
 work only), then the trained model scores `--eval_n` examples of the cell's dev split through `class_probs`, what
-every dev pass and evaluation job calls (its examples/s). The cell's full time is then epochs x (train examples /
-train rate + dev examples / eval rate) + its evaluation jobs' examples / eval rate. Attacks are not timed here
-(their cost per example depends on how robust the trained model is). Before the first cell, one warm-up cell run
-(CUDA context, kernels) is not reported. On CUDA the peak memory of each cell's training is saved too.
+every dev pass and evaluation job calls (its examples/s). Each measured rate is turned into the rate of the unit the
+rates file prices in (a standard step on short texts, a plain forward) by dividing out what pricing charges for the
+cell (its method, ascent steps, IM solves, text length, padding, precision); the cell and its evaluation jobs are then
+priced with those rates, exactly as `robustft bench --list` prices them. Attacks are not timed here (their cost per
+example depends on how robust the trained model is). Before the first cell, one warm-up cell run (CUDA context,
+kernels) is not reported. On CUDA the peak memory of each cell's training is saved too.
 
-`--model PATH` replaces every cell's model, e.g. a folder holding the backbone's config and tokenizer with freshly
-initialised weights where the real weights cannot travel: a step's arithmetic, and so its time, does not depend on
-the weights' values (the accuracy of such runs means nothing and is not saved).
+`--write_rates PATH` writes a rates file for this machine: the shipped one (robustft/assets/bench_rates.json) with
+its machine and its two loop rates replaced by the median over the timed cells (each saying how it was measured); a
+bench prices with it where ROBUSTFT_BENCH_RATES names it. `--model PATH` replaces every cell's model, e.g. a folder
+holding the backbone's config and tokenizer with freshly initialised weights where the real weights cannot travel:
+a step's arithmetic, and so its time, does not depend on the weights' values (the accuracy of such runs means
+nothing and is not saved).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
+import datetime
 import json
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -28,15 +38,15 @@ import torch
 
 from common import load_average, save, sync
 from robustft import runs, runtime
-from robustft.bench.estimate import split_size
-from robustft.bench.matrix import expand
+from robustft.atomic import atomic_write_json
+from robustft.bench import pricing
+from robustft.bench.plan import plan
 from robustft.bench.presets import bench_config
-from robustft.bench.run import select
 from robustft.config import explicit_keys
 from robustft.data.tasks import load_examples
 from robustft.models.factory import load_classifier
 from robustft.models.predict import class_probs
-from robustft.training.loop import apply_preset, train
+from robustft.training.loop import train
 
 
 def with_keys(cfg, **values):
@@ -47,13 +57,6 @@ def with_keys(cfg, **values):
         setattr(cfg, key, value)
     cfg.explicit_keys = sorted(chosen | set(values))
     return cfg
-
-
-def with_preset(cfg):
-    """A copy of `cfg` with its preset's values filled in, as the loop will train it."""
-    full = copy.deepcopy(cfg)
-    apply_preset(full)
-    return full
 
 
 def short_train(cfg, batch_size: int, steps: int, out: Path, model: str | None) -> dict:
@@ -86,15 +89,21 @@ def eval_rate(train_cfg, run: Path, n: int) -> float:
     return len(examples) / (time.perf_counter() - start)
 
 
-def cell_row(job, evals: list, args, out: Path) -> dict:
-    full = with_preset(job.config)
+def unit_rates(full, train_rate: float, scoring_rate: float, shipped: pricing.Rates) -> tuple[float, float]:
+    """The measured rates of a cell (`full`: its config, preset applied) in the units of the rates file: standard
+    short-text training examples/s, and plain short-text forwards/s."""
+    train_unit = train_rate * pricing.step_seconds(full, shipped) * shipped.train_examples_per_s
+    return train_unit, scoring_rate * pricing.forward_cost(full.task, full, shipped)
+
+
+def cell_row(job, evals: list, args, out: Path, shipped: pricing.Rates) -> dict:
+    full = pricing.with_preset(job.config)
     metrics = short_train(job.config, full.batch_size, args.steps, out / "train", args.model)
-    n_train = full.n_train or split_size(full.task, full.train_split)
-    n_dev = full.n_dev or split_size(full.task, full.dev_split)
-    rate = eval_rate(full, out / "train", args.eval_n)
-    n_eval = sum(split_size(j.config.task, j.config.split) for j in evals)
-    train_rate = metrics["train_examples_per_s"]
-    hours = (full.epochs * (n_train / train_rate + n_dev / rate) + n_eval / rate) / 3600
+    scoring = eval_rate(full, out / "train", args.eval_n)
+    train_unit, eval_unit = unit_rates(full, metrics["train_examples_per_s"], scoring, shipped)
+    here = dataclasses.replace(shipped, train_examples_per_s=train_unit, eval_examples_per_s=eval_unit)
+    seconds = pricing.seconds("train", job.config, rates=here)
+    seconds += sum(pricing.seconds("eval", e.config, job.config, here) for e in evals)
     return {
         "job": job.id,
         "method": full.method,
@@ -103,14 +112,41 @@ def cell_row(job, evals: list, args, out: Path) -> dict:
         "max_length": full.max_length,
         "group_by_length": full.group_by_length,
         "steps_timed": metrics["steps"],
-        "train_examples_per_s": train_rate,
+        "train_examples_per_s": metrics["train_examples_per_s"],
         "device": metrics["device"],
         "precision": metrics["precision"],
         "peak_memory_mib": metrics.get("peak_memory_mib"),
-        "eval_examples_per_s": round(rate, 1),
-        "full_cell": {"epochs": full.epochs, "n_train": n_train, "n_dev": n_dev, "eval_n": n_eval},
-        "expected_hours": round(hours, 2),
+        "eval_examples_per_s": round(scoring, 1),
+        "unit_rates": {"train_examples_per_s": round(train_unit, 1), "eval_examples_per_s": round(eval_unit, 1)},
+        "full_cell": {
+            "epochs": full.epochs,
+            "n_train": pricing.train_size(full),
+            "eval_n": sum(pricing.examples_of(e.config) for e in evals),
+        },
+        "expected_hours": round(seconds / 3600, 2),
     }
+
+
+def write_rates(path: Path, rows: list[dict], args) -> None:
+    """The shipped rates file with this machine and its two loop rates (medians over `rows`) in it."""
+    rates = json.loads(pricing.RATES_FILE.read_text(encoding="utf-8"))
+    how = f"benchmarks/job_rates.py {args.bench} --only '{args.only or '*'}'" + (" --model" if args.model else "")
+    sources = {
+        "train": f"{how}: the median over {len(rows)} cells' loops ({args.steps} optimizer steps each), in standard "
+        "short-text steps (each cell's price divided out)",
+        "eval": f"{how}: the median over {len(rows)} cells' models scoring {args.eval_n} dev examples, in plain "
+        "short-text forwards (each model's forward cost divided out)",
+    }
+    rates["machine"] = runtime.machine()
+    for group, source in sources.items():
+        value = statistics.median(r["unit_rates"][f"{group}_examples_per_s"] for r in rows)
+        rates[group]["examples_per_s"] = {
+            "value": round(value, 1),
+            "measured": datetime.date.today().isoformat(),
+            "source": source,
+        }
+    atomic_write_json(path, rates)
+    print(f"wrote {path}: a bench prices with it where ROBUSTFT_BENCH_RATES={path}")
 
 
 def main() -> None:
@@ -122,18 +158,20 @@ def main() -> None:
     parser.add_argument("--eval_n", type=int, default=1000, help="dev examples the evaluation rate is timed on")
     parser.add_argument("--model", help="replace every cell's model (see above)")
     parser.add_argument("--name", default="job_rates", help="results/<name>.json")
+    parser.add_argument("--write_rates", type=Path, help="write a rates file for this machine (see above)")
     args = parser.parse_args()
 
-    jobs = select(expand(bench_config(args.bench)), args.only, args.skip)
+    jobs = plan(bench_config(args.bench), args.only, args.skip).chosen
     cells = [j for j in jobs if j.kind == "train"]
+    shipped = pricing.read_rates(pricing.RATES_FILE)
     load_before = load_average()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         warm = cells[0].config
-        short_train(warm, with_preset(warm).batch_size, 5, Path(tmp) / "warm-up", args.model)
+        short_train(warm, pricing.with_preset(warm).batch_size, 5, Path(tmp) / "warm-up", args.model)
         for i, job in enumerate(cells):
             evals = [j for j in jobs if j.kind == "eval" and j.cell == job.id]
-            rows.append(cell_row(job, evals, args, Path(tmp) / f"cell{i}"))
+            rows.append(cell_row(job, evals, args, Path(tmp) / f"cell{i}", shipped))
             print(json.dumps(rows[-1]), flush=True)
     save(
         args.name,
@@ -150,6 +188,8 @@ def main() -> None:
             "expected_hours_total": round(sum(r["expected_hours"] for r in rows), 1),
         },
     )
+    if args.write_rates:
+        write_rates(args.write_rates, rows, args)
 
 
 if __name__ == "__main__":

@@ -5,10 +5,10 @@ import pytest
 import torch
 
 from robustft import runs
-from robustft.attacks.ascc import AsccAttack
+from robustft.attacks.example_loop import run_attack
+from robustft.attacks.hull_attack import AsccAttack
 from robustft.attacks.recipes import build_attack, recipe_config
 from robustft.attacks.results import FAILED, SKIPPED, SUCCEEDED, summarize
-from robustft.attacks.runner import run_attack
 from robustft.attacks.victim import Victim
 from robustft.attacks.words import split_words
 from robustft.config import AttackConfig

@@ -9,10 +9,10 @@ import pytest
 
 from attack_helpers import GOOD, KeywordModel
 from robustft import runs
+from robustft.attacks.example_loop import run_attack
 from robustft.attacks.lockstep import Lockstep
 from robustft.attacks.recipes import build_attack
 from robustft.attacks.results import ERROR
-from robustft.attacks.runner import run_attack
 from robustft.attacks.victim import Victim
 from robustft.config import AttackConfig
 from robustft.data.example import Example

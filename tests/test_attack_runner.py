@@ -6,9 +6,9 @@ import pytest
 
 from attack_helpers import GOOD, KeywordModel
 from robustft import runs
+from robustft.attacks.example_loop import run_attack
 from robustft.attacks.recipes import build_attack
 from robustft.attacks.results import AttackRecord
-from robustft.attacks.runner import run_attack
 from robustft.attacks.victim import Victim
 from robustft.cli import main
 from robustft.config import AttackConfig

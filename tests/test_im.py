@@ -252,49 +252,6 @@ def test_minilm_increment_k0_is_the_pretrained_model_and_round_trips(tmp_path):
     assert list(im_stats(loaded)) == ["layer 4", "layer 5", "layer 6"]
 
 
-class _Cubic(torch.nn.Module):
-    """A toy residual layer whose solve contracts for small inputs and overflows for large ones."""
-
-    def __init__(self):
-        super().__init__()
-        self.a = torch.nn.Parameter(torch.tensor(0.5))
-        self.c = torch.nn.Parameter(torch.tensor(0.1))
-
-    def forward(self, u, attention_mask=None):
-        return self.a * u + self.c * u.pow(3)
-
-
-def _cubic_im(grad):
-    from robustft.models.im_layer import ImLayerStats, implicit_class
-
-    layer = _Cubic()
-    layer.__class__ = implicit_class(_Cubic)
-    layer.im_settings = ImSettings(K=3, eta=0.2, grad=grad)
-    layer.im_stats = ImLayerStats(layer=1)
-    return layer
-
-
-def _param_grads(layer, h, explicit=False):
-    layer.zero_grad(set_to_none=True)
-    out = _Cubic.forward(layer, h) if explicit else layer(h)  # the explicit step: F(h) in the increment form
-    out.pow(2).sum().backward()
-    return torch.stack([layer.a.grad, layer.c.grad])
-
-
-@pytest.mark.parametrize("grad", ["unrolled", "jfb", "explicit"])
-def test_a_blown_up_row_carries_the_explicit_gradient_and_spares_the_others(grad):
-    layer = _cubic_im(grad)
-    torch.manual_seed(0)
-    good, bad = 0.1 * torch.randn(1, 3, 4), 10 * torch.randn(1, 3, 4)
-    together = _param_grads(layer, torch.cat([good, bad]))
-    stats = layer.im_stats
-    assert stats.diverged == 1 and stats.nonfinite == 1  # only the large row blew up
-    assert torch.isfinite(together).all()
-    alone = _param_grads(layer, good)  # the good row solved on its own
-    assert layer.im_stats.diverged == 1  # and it does not diverge
-    assert torch.allclose(together, alone + _param_grads(layer, bad, explicit=True), rtol=1e-5)
-
-
 @pytest.mark.parametrize("grad", ["unrolled", "jfb"])
 def test_nonfinite_solves_leave_every_gradient_finite(grad):
     model, tok = tiny_bert(seed=0)
@@ -333,3 +290,18 @@ def test_default_layers_are_the_upper_half_chosen_on_dev():
     model, _ = tiny_bert(seed=0)
     convert(model)
     assert list(im_stats(model)) == ["layer 2"] and settings_of(model).layers == (2,)
+
+
+def test_a_run_that_leaves_the_gradient_out_records_the_default_and_never_matches_an_older_folder():
+    """The default gradient changed (explicit -> unrolled): a folder trained with `{"arch": "im"}` before must not
+    hash equal to one trained now, or resuming would mix two gradients in one model."""
+    from robustft.config import TrainConfig, config_hash
+
+    today = TrainConfig(im={"arch": "im"})
+    today.validate()
+    assert today.im == {"arch": "im", "grad": "unrolled"}
+    before = TrainConfig(im={"arch": "im"})  # what such a config hashed as before the gradient was written down
+    assert config_hash(today) != config_hash(before)
+    explicit = TrainConfig(im={"arch": "im", "grad": "explicit"})
+    explicit.validate()
+    assert explicit.im == {"arch": "im", "grad": "explicit"}

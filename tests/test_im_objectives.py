@@ -3,11 +3,12 @@
 import pytest
 import torch
 
+from im_helpers import tiny_mpnet_classifier
 from robustft.data.batching import collate, encode
 from robustft.data.example import Example
 from robustft.data.tasks import get_task
 from robustft.models.factory import tiny_bert
-from robustft.models.im import convert, im_stats
+from robustft.models.im import convert, im_stats, settings_of
 from robustft.training.objectives import OBJECTIVES, build_objective
 from robustft.training.objectives.base import TrainContext
 
@@ -26,6 +27,19 @@ def test_every_objective_trains_an_im_model(method, grad):
     torch.manual_seed(0)
     model, tok = tiny_bert(2, seed=0)
     convert(model, arch="im", layers="all", K=1, eta=0.05, grad=grad)
+    assert_objective_trains(model, tok, method)
+
+
+@pytest.mark.parametrize("arch", ["im", "ex"])
+@pytest.mark.parametrize("method", sorted(OBJECTIVES))
+def test_every_objective_trains_an_im_and_an_ex_mpnet(method, arch):
+    model, tok = tiny_mpnet_classifier(seed=0)  # relative position bias, dropout on
+    convert(model, arch=arch, layers="all", form="increment", K=2, solver="anderson")  # the default gradient
+    assert_objective_trains(model, tok, method)
+
+
+def assert_objective_trains(model, tok, method):
+    """One loss and backward of `method` on a converted model: finite, with gradients, through the IM layers."""
     examples = [Example(t, y) for t, y in (("a good film", 1), ("a bad film", 0), ("good", 1), ("bad film", 0))]
     batch = collate(encode(tok, examples, 16), tok.pad_token_id)
     objective = build_objective(method, FAST_ARGS.get(method))
@@ -37,4 +51,5 @@ def test_every_objective_trains_an_im_model(method, grad):
     assert torch.isfinite(loss)
     grads = [p.grad for p in model.parameters() if p.grad is not None]
     assert grads and all(torch.isfinite(g).all() for g in grads)
-    assert im_stats(model)["layer 1"]["forwards"] >= 1
+    solves = im_stats(model)["layer 1"]["forwards"]  # an EX layer takes the explicit step only: no solve to count
+    assert solves >= 1 if settings_of(model).arch == "im" else solves == 0

@@ -11,6 +11,7 @@ from robustft.data.batching import pad_rows
 from robustft.errors import MissingResource, RobustftError
 from robustft.models import mlm
 from robustft.models.factory import tiny_bert_config, tiny_bert_mlm
+from robustft.models.mlm import scoring
 
 
 @pytest.fixture(scope="module")
@@ -96,9 +97,9 @@ def test_masked_span_log_prob_masks_the_whole_word_and_shares_rows(tiny, monkeyp
     # "fun" and "good" (one piece each) in the same context: one masked row; "snorkelling" has four
     items = [(text, (20, 23)), ("the movie was great good", (20, 24)), ("the movie was great snorkelling", (20, 31))]
     rows = []
-    real = mlm.masked_logits
+    real = scoring.masked_logits
     monkeypatch.setattr(
-        mlm, "masked_logits", lambda m, batch, where: rows.append(int(where.shape[0])) or real(m, batch, where)
+        scoring, "masked_logits", lambda m, batch, where: rows.append(int(where.shape[0])) or real(m, batch, where)
     )
     fun, good, long = mlm.masked_span_log_prob(model, tok, items, precision="fp32")
     assert sum(rows) == 2  # two distinct masked inputs (one [MASK] and several), not three

@@ -6,10 +6,11 @@ import torch
 
 from robustft.adversary.embedding_delta import DeltaSettings, ascend, ce_gain, init_delta, step_delta
 from robustft.adversary.embeds import forward_embeds, word_embeddings
-from robustft.data.batching import collate, encode, model_inputs
+from robustft.data.batching import collate, encode
 from robustft.data.example import Example
 from robustft.data.tasks import get_task
 from robustft.models.factory import tiny_bert
+from robustft.models.predict import accuracy
 from robustft.training.objectives import OBJECTIVES, build_objective
 from robustft.training.objectives.base import TrainContext
 
@@ -28,17 +29,13 @@ METHOD_ARGS = {
 }
 
 
+EXAMPLES = [
+    Example(t.format(w), label) for t in TEMPLATES for label, words in ((1, POSITIVE), (0, NEGATIVE)) for w in words
+]
+
+
 def sentiment_batch(tok):
-    examples = [
-        Example(t.format(w), label) for t in TEMPLATES for label, words in ((1, POSITIVE), (0, NEGATIVE)) for w in words
-    ]
-    return collate(encode(tok, examples, 32), tok.pad_token_id)
-
-
-def accuracy(model, batch):
-    model.eval()
-    with torch.no_grad():
-        return (model(**model_inputs(batch)).logits.argmax(-1) == batch["labels"]).float().mean().item()
+    return collate(encode(tok, EXAMPLES, 32), tok.pad_token_id)
 
 
 @pytest.mark.parametrize("method", sorted(OBJECTIVES))
@@ -61,7 +58,7 @@ def test_every_objective_fits_a_separable_task(method):
         first = first if first is not None else loss.item()
         assert all(v == v for v in logs.values())  # no NaN in the logs
     assert loss.item() < first
-    assert accuracy(model, batch) == 1.0
+    assert accuracy(model, tok, EXAMPLES, max_length=32, precision="fp32")["accuracy"] == 1.0
 
 
 def freelb_by_repeated_backward(model, batch, steps):

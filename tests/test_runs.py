@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 import robustft
-from robustft import runs
+from robustft import resources, runs
 from robustft.cli import main
 from robustft.config import AttackConfig, EvalConfig, TrainConfig
-from robustft.data import tasks
 from robustft.errors import ConfigError
 
 
@@ -136,7 +135,7 @@ def test_resume_refuses_changed_data_and_accepts_a_moved_model_with_the_same_fil
     tiny_model_dir, tmp_path, monkeypatch
 ):
     root = tmp_path / "data"
-    shutil.copytree(Path(tasks.resources.data_root()) / "sst2", root / "sst2")
+    shutil.copytree(Path(resources.data_root()) / "sst2", root / "sst2")
     monkeypatch.setenv("ROBUSTFT_DATA", str(root))  # the split cache follows the data root and its files
     cfg = EvalConfig(
         model=tiny_model_dir, task="sst2", split="dev", n=5, output_dir=str(tmp_path / "e"), progress=False

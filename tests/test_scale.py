@@ -17,8 +17,8 @@ from safetensors.torch import load_file
 
 from attack_helpers import GOOD
 from robustft import runs
+from robustft.attacks.example_loop import run_attack
 from robustft.attacks.run import merge as merge_attack
-from robustft.attacks.runner import run_attack
 from robustft.cli import main
 from robustft.config import AttackConfig, EvalConfig, TrainConfig, config_hash, parse_shard
 from robustft.data.batching import Encoded, _class_balanced, rank_slice

@@ -20,8 +20,8 @@ from robustft.bench.run import bench  # noqa: E402
 from robustft.config import AttackConfig, EvalConfig, ProbeConfig, TrainConfig  # noqa: E402
 from robustft.evaluation.probe import probe  # noqa: E402
 from robustft.evaluation.run import evaluate  # noqa: E402
-from robustft.report.run import report  # noqa: E402
 from robustft.models import auto_registration  # noqa: E402,F401  (saved IM/EX models load through Auto classes)
+from robustft.report.run import report  # noqa: E402
 from robustft.training.loop import train  # noqa: E402
 from robustft.version import __version__  # noqa: E402
 

@@ -214,6 +214,11 @@ class EvalConfig(DataSettings, RunSettings):
     )
     output_dir: str | None = setting(None, "run folder (default <model run>/eval-<task>-<split>...)")
     shard: str | None = setting(None, SHARD_HELP)
+    # certified accuracy (evaluation/certify.py): added after runs were made, so neutral in the hash at its defaults
+    hash_neutral: ClassVar[dict[str, Any]] = {"certify": False, "certify_samples": 1000, "certify_alpha": 0.05}
+    certify: bool = setting(False, "also the certified accuracy of a SAFER or RanMASK model (its ensemble's bound)")
+    certify_samples: int = setting(1000, "noisy copies per example for the certificate's vote count", min=1)
+    certify_alpha: float = setting(0.05, "1 - confidence of the certificate's lower bound", min=1e-6, max=0.5)
 
 
 @dataclass

@@ -6,13 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from robustft import resources
+from robustft.data import user_tasks
 from robustft.data.tasks import get_task
 
 
 def data_digests(task_name: str, splits: list[str]) -> dict[str, str]:
-    """'data/<file>' -> sha256 for every file the splits read ('folder' for a folder, 'hub' for a hub split)."""
+    """'data/<file>' -> sha256 for every file the splits read ('folder' for a folder, 'hub' for a hub split); a
+    user's data: 'data:<path>' (or 'dataset:<name>/<config>') -> its sha256."""
     task = get_task(task_name)
-    out = {}
+    out = user_tasks.identity(task_name)
     for split in dict.fromkeys(splits):
         for rel in task.splits[split].files:
             if resources.has_data(rel):

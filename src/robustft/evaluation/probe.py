@@ -63,7 +63,7 @@ def probe(cfg: ProbeConfig, resume: bool = False, overwrite: bool = False) -> di
         inputs.update({f"{name}/{k}": v for k, v in model_digests(reference).items()})
     with runs.open_run(Path(cfg.output_dir), cfg, inputs, resume=resume, overwrite=overwrite) as run:
         if run.finished:
-            return run.metrics()
+            return run.metrics
         runtime.set_threads(cfg.threads)
         device = runtime.pick_device(cfg.device)
         torch.manual_seed(cfg.seed)

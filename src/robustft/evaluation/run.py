@@ -13,10 +13,13 @@ import math
 from pathlib import Path
 
 from robustft import runs, runtime
+from robustft.adversary.ensemble import EnsembleClassifier, as_ensemble, unwrap
 from robustft.config import EvalConfig
 from robustft.data.batching import encode, eval_batches
 from robustft.data.digests import data_digests, model_digests
 from robustft.data.tasks import get_task, load_examples
+from robustft.errors import ConfigError
+from robustft.evaluation import certify as certification
 from robustft.evaluation.stats import accuracy_with_interval, majority_baseline
 from robustft.models.factory import load_classifier
 from robustft.models.predict import check_labels, class_probs
@@ -25,6 +28,7 @@ log = logging.getLogger("robustft.evaluate")
 
 # what metrics.json says ran
 SETTING_KEYS = ("model", "task", "split", "max_length", "precision", "device", "labels_note")
+DEFENSE_KEYS = ("ensemble", "certify")  # only for a model that predicts by an ensemble
 
 
 def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> dict:
@@ -48,6 +52,8 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
     device = runtime.pick_device(cfg.device)
     model, tokenizer = load_classifier(resolved.model)  # a bad model is refused before any folder is written
     labels_note = check_labels(model, task)
+    model = as_ensemble(model, tokenizer, task)  # a SAFER / RanMASK / DNE model predicts by its ensemble
+    check_certify(cfg, model)
     with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra, shard=shard) as run:
         if run.finished and (shard is None or run.merged):
             log.info("%s/%s: finished earlier with these settings (reused); run folder %s", cfg.task, cfg.split, out)
@@ -81,6 +87,8 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
             }
             for row, i in enumerate(mine)
         ]
+        if cfg.certify and mine:
+            add_certificates(records, model, tokenizer, [examples[i] for i in mine], cfg)
         run.write_records(sorted(records, key=lambda r: r["index"]))
         setting = {
             "model": resolved.model,
@@ -90,8 +98,9 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
             "precision": runtime.resolve_precision(cfg.precision, device),
             "device": str(device),
             "labels_note": labels_note,
+            **defense_setting(model, cfg),
         }
-        metrics = run.write_metrics({**summarize(records, [setting]), **im_fallback(model, cfg)})
+        metrics = run.write_metrics({**summarize(records, [setting]), **im_fallback(unwrap(model), cfg)})
     if shard is not None:
         log.info("%s/%s: shard %d/%d scored %d examples; run folder %s", cfg.task, cfg.split, *shard, len(mine), out)
         return runs.finish_shard(out, merge, cfg) or metrics
@@ -103,7 +112,54 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
         len(examples),
         out,
     )
+    for line in certification.describe(metrics["certified"]) if "certified" in metrics else []:
+        log.info("%s/%s: %s", cfg.task, cfg.split, line)
     return metrics
+
+
+def check_certify(cfg: EvalConfig, model) -> None:
+    """--certify needs a model that predicts by a SAFER or RanMASK ensemble (the defenses with a certificate)."""
+    kind = model.settings.kind if isinstance(model, EnsembleClassifier) else None
+    if cfg.certify and kind not in certification.DEFINITIONS:
+        what = f"a {kind} ensemble" if kind else "no ensemble"
+        raise ConfigError(
+            f"certify: {cfg.model} predicts by {what}; certified accuracy is defined for models trained with "
+            f"--method safer or ranmask"
+        )
+
+
+def defense_setting(model, cfg: EvalConfig) -> dict:
+    """What metrics.json records of the ensemble that predicted, and of the certificate when one was asked for."""
+    if not isinstance(model, EnsembleClassifier):
+        return {}
+    out = {"ensemble": model.settings.to_config()}
+    if cfg.certify:
+        out["certify"] = {
+            "defense": model.settings.kind,
+            "samples": cfg.certify_samples,
+            "alpha": cfg.certify_alpha,
+            "confidence": 1.0 - cfg.certify_alpha,
+            "seed": model.settings.seed + 1,
+            "bound": "one-sided Clopper-Pearson lower bound of the true label's vote share",
+        }
+    return out
+
+
+def add_certificates(records: list[dict], model, tokenizer, examples, cfg: EvalConfig) -> None:
+    """Each record's certificate (`certify` key), from `cfg.certify_samples` fresh noisy copies of its example."""
+    certs = certification.certify_records(
+        model,
+        tokenizer,
+        examples,
+        cfg.certify_samples,
+        cfg.certify_alpha,
+        max_length=cfg.max_length,
+        batch_size=cfg.batch_size,
+        precision=cfg.precision,
+        progress=cfg.progress,
+    )
+    for record, cert in zip(records, certs, strict=True):
+        record["certify"] = cert
 
 
 def im_fallback(model, cfg: EvalConfig) -> dict:
@@ -133,7 +189,9 @@ def summarize(records: list[dict], settings: list[dict]) -> dict:
     records = sorted(records, key=lambda r: r["index"])
     correct = [bool(r["correct"]) for r in records]
     loss = -sum(math.log(max(r["probs"][r["label"]], 1e-12)) for r in records) / max(len(records), 1)
-    setting = {k: settings[0][k] for k in SETTING_KEYS}
+    setting = {k: settings[0][k] for k in SETTING_KEYS} | {k: settings[0][k] for k in DEFENSE_KEYS if k in settings[0]}
+    if "certify" in setting:
+        setting["certified"] = certification.certified_summary(records, setting.pop("certify"))
     return {
         **setting,
         "n": len(records),

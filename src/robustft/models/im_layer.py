@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, field
 
 import torch
+import torch.utils.checkpoint
 from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -31,6 +32,34 @@ log = logging.getLogger("robustft.im")
 
 class ImDivergence(RobustftError):
     """An implicit solve diverged and the policy is 'raise'."""
+
+
+# The largest share of an IM model's solves (examples x IM layers) that may fall back to the explicit step before
+# training or evaluation stops: past it the model labelled IM computes EX-BERT on a sizeable part of its inputs
+# (eta 1e30 made every solve fall back). 5% sits far above the defaults (0-1 fallen-back solves of about 17,000 in
+# each MiniLM ablation run, docs/im_bert.md) and below the eta 0.03 runs the ablation rejected for their fallbacks
+# (1,155-1,348 of about 17,000: 7-8%); `allow_im_fallback` lets a run through, recording the share.
+MAX_FALLBACK_SHARE = 0.05
+
+
+class ImFallbackError(RobustftError):
+    """More than MAX_FALLBACK_SHARE of the IM solves fell back to the explicit step (the model computes EX)."""
+
+
+def fallback_share(layer_stats: dict[str, dict]) -> float | None:
+    """The share of solves that fell back, over every IM layer of `im_stats(model)`; None when none was solved."""
+    examples = sum(s["examples"] for s in layer_stats.values())
+    return sum(s["diverged"] for s in layer_stats.values()) / examples if examples else None
+
+
+def check_fallback_share(share: float | None, allowed: bool, where: str) -> None:
+    """Raise ImFallbackError when `share` is above MAX_FALLBACK_SHARE and the user did not allow it."""
+    if share is not None and share > MAX_FALLBACK_SHARE and not allowed:
+        raise ImFallbackError(
+            f"{where}: {share:.1%} of the IM solves fell back to the explicit step (more than "
+            f"{MAX_FALLBACK_SHARE:.0%}), so this IM model computes EX-BERT on much of its input; lower im.eta or "
+            f"im.K, or pass --allow_im_fallback to go on and record the share"
+        )
 
 
 @dataclass
@@ -113,8 +142,12 @@ class ImplicitStepMixin:
         unrolled = needs_graph and s.grad == "unrolled"
         keep = None if frozen is None else (~frozen).view(-1, 1, 1)
 
+        # activation checkpointing of the unrolled anderson solve (gd's double backward does not recompute)
+        layer_of = _recomputed(F) if unrolled and s.recompute and s.solver == "anderson" else F
+
         def residual(z):
-            fz = F(z) if s.form == "layer" else F(z) - z
+            Fz = layer_of(z)
+            fz = Fz if s.form == "layer" else Fz - z
             # the energy in at least fp32, also when the layer runs in bf16
             dtype = torch.promote_types(z.dtype, torch.float32)
             return (z.to(dtype) - h.to(dtype) - s.dt * fz.to(dtype)) * token_mask.to(dtype), fz
@@ -284,6 +317,11 @@ def _mixing_weights(past_g):
     latest = torch.zeros_like(weights)
     latest[:, -1] = 1
     return torch.where(torch.isfinite(weights).all(dim=1, keepdim=True), weights, latest)
+
+
+def _recomputed(F):
+    """F that keeps only its input for the backward and runs again there (activation checkpointing)."""
+    return lambda u: torch.utils.checkpoint.checkpoint(F, u, use_reentrant=False)
 
 
 def _explicit_step(h, fh, s: ImSettings):

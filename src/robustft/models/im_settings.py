@@ -7,9 +7,11 @@ half of whatever encoder it meets (layers 4-6 of MiniLM, 7-12 of a 12-layer mode
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from robustft.config import register_group_check
 from robustft.errors import ConfigError
 
 ARCHS = ("im", "ex")
@@ -42,10 +44,16 @@ class ImSettings:
     layers: 1-based layer numbers; None means every layer; "upper-half" the top half of the encoder.
     form: "increment" (f(u) = F(u) - u: the explicit step with dt = 1 is the pre-trained layer) or
           "layer" (f = F: an outer residual connection h + dt*F(h) around the whole layer).
-    grad: "unrolled" back-propagates through the K steps (double backward, exact); "jfb" gives the
-          solution's value with the gradient of one fixed-point step h + dt*f(z_K) at the detached
-          solution (Jacobian-free); "explicit" gives the solution's value with the explicit step's
-          gradient (straight-through). Both cheap modes skip the double backward.
+    grad: "unrolled" (the default) back-propagates through the K steps (exact: the gradient of what the
+          forward computed; gd and gd-backtracking need a double backward); "jfb" gives the solution's value
+          with the gradient of one fixed-point step h + dt*f(z_K) at the detached solution (Jacobian-free);
+          "explicit" gives the solution's value with the explicit step's gradient (straight-through). Both
+          cheap modes skip the backward through the solve, and are far from exact at the studies' settings
+          (benchmarks/im_gradient_fidelity.py; docs/im_bert.md, "Which gradient trains").
+    recompute: with grad "unrolled" and solver "anderson", keep each iteration's input instead of the layer's
+          activations and recompute the layer in the backward (activation checkpointing): the same gradient,
+          bit for bit, with the solve's memory cut by about half (the Anderson mixing's tensors are still
+          kept), for one more forward of each converted layer per iteration.
     on_divergence: "fallback" (use the explicit step for the diverged examples, count and log it) or
           "raise". A solve diverges when its final energy is not finite or exceeds the start's by more
           than the relative tolerance `tol`.
@@ -66,20 +74,24 @@ class ImSettings:
     # counts and cost, never on AdvGLUE: the layer form lost ~10 dev points; eta 0.03 made many solves
     # diverge at the same dev accuracy; jfb did not fine-tune (dev 53%); explicit and unrolled tie on dev
     # and explicit is cheaper; layers 4-6 (the upper half) tie with all six on dev (78.8 vs 78.4) at half
-    # the cost. K 2 was the only K the ablation ran.
+    # the cost. K 2 was the only K the ablation ran. grad "unrolled" since issue 54: at the studies' setting (anderson,
+    # K 10) the cheap modes' encoder-weight gradient has cosine 0.28 (explicit) and 0.41 (jfb) to the exact one on
+    # MiniLM, 0.53 and 0.31 on MPNet, so they train another objective than the model computes (docs/im_bert.md,
+    # "Which gradient trains"). Configs that set grad keep it; those relying on the old default now train unrolled.
     arch: str = "im"
     layers: tuple[int, ...] | str | None = UPPER_HALF
     K: int = 2
     eta: float = 0.01
     dt: float = 1.0
     form: str = "increment"
-    grad: str = "explicit"
+    grad: str = "unrolled"
     on_divergence: str = "fallback"
     tol: float = 0.01
     solver: str = "gd"
     beta: float | None = None
     memory: int = 5
     halvings: int = 4
+    recompute: bool = False
 
     def __post_init__(self):
         _check_choice("arch", self.arch, ARCHS)
@@ -87,29 +99,21 @@ class ImSettings:
         _check_choice("grad", self.grad, GRAD_MODES)
         _check_choice("on_divergence", self.on_divergence, DIVERGENCE_POLICIES)
         _check_choice("solver", self.solver, SOLVERS)
+        if not isinstance(self.recompute, bool):
+            raise ConfigError(f"im.recompute must be true or false, got {self.recompute!r}")
         if isinstance(self.layers, int) and not isinstance(self.layers, bool):  # `--im.layers 3` parses as 3
             object.__setattr__(self, "layers", (self.layers,))
         if isinstance(self.layers, str):
             spec = self.layers.strip().lower()
             object.__setattr__(self, "layers", UPPER_HALF if spec == UPPER_HALF else parse_layers(spec))
         elif self.layers is not None:
+            if not isinstance(self.layers, list | tuple) or not all(_is_whole(n) for n in self.layers):
+                raise ConfigError(f"im.layers: expected e.g. '1-6', '4,5,6', [4, 5, 6] or 'all', got {self.layers!r}")
             object.__setattr__(self, "layers", tuple(int(n) for n in self.layers))
-        if int(self.K) != self.K or self.K < 0:
-            raise ConfigError(f"im.K must be a non-negative integer, got {self.K}")
-        object.__setattr__(self, "K", int(self.K))
-        if not self.eta > 0:
-            raise ConfigError(f"im.eta must be positive, got {self.eta}")
-        if not self.dt > 0:
-            raise ConfigError(f"im.dt must be positive, got {self.dt}")
-        if not self.tol >= 0:
-            raise ConfigError(f"im.tol must be >= 0, got {self.tol}")
-        if self.beta is not None and not 0 < self.beta <= 1:
-            raise ConfigError(f"im.beta must be in (0, 1] (or null for the form's default), got {self.beta}")
-        for name in ("memory", "halvings"):
+        for name, (low, high, whole, above) in NUMBER_RANGES.items():
             value = getattr(self, name)
-            if int(value) != value or value < (1 if name == "memory" else 0):
-                raise ConfigError(f"im.{name} must be an integer >= {1 if name == 'memory' else 0}, got {value}")
-            object.__setattr__(self, name, int(value))
+            if value is not None or name != "beta":  # beta None: the form's default
+                object.__setattr__(self, name, _checked_number(name, value, low, high, whole, above))
 
     @property
     def damping(self) -> float:
@@ -171,6 +175,74 @@ def parse_layers(spec: str) -> tuple[int, ...] | None:
     return tuple(sorted(set(layers)))
 
 
+# The numeric settings' ranges, enforced wherever settings are made (a message naming the key instead of a
+# traceback): (low, high or None, whole number, low excluded).
+NUMBER_RANGES = {
+    "K": (0, None, True, False),
+    "eta": (0, None, False, True),
+    "dt": (0, None, False, True),
+    "tol": (0, None, False, False),
+    "beta": (0, 1, False, True),
+    "memory": (1, None, True, False),
+    "halvings": (0, None, True, False),
+}
+# What a user may ask for (config files, --im.*, bench cells), checked when a config is built; the API keeps the
+# wider NUMBER_RANGES so that tests can force divergences. K and memory cap the work of one forward (the screening
+# ran K <= 20); dt 1 is the pre-trained layer's own step, and beyond 100 the increment swamps the hidden state; tol
+# above 1 would accept a solve whose energy more than doubled; 60 halvings reach float precision.
+USER_LIMITS = {"K": 1000, "dt": 100, "tol": 1, "memory": 100, "halvings": 60}
+# The largest gradient step (gd's eta; gd-backtracking's smallest, eta / 2**halvings): a step of 1 solves the
+# residual at once where f is constant, a longer one overshoots. eta 1e30 made every solve fall back, so a model
+# saved as IM computed EX-BERT.
+MAX_STEP = 1.0
+
+
+def check_user_settings(values: dict[str, Any] | None) -> ImSettings:
+    """ImSettings from a user's values, within USER_LIMITS and MAX_STEP, or one ConfigError naming im.<key>."""
+    settings = ImSettings.from_dict(values)
+    for name, high in USER_LIMITS.items():
+        if getattr(settings, name) > high:
+            raise ConfigError(f"im.{name} must be at most {high}, got {getattr(settings, name)!r}")
+    if settings.solver == "gd" and settings.eta > MAX_STEP:
+        raise ConfigError(
+            f"im.eta must be at most {MAX_STEP:g} with solver gd (longer steps overshoot), got {settings.eta!r}"
+        )
+    smallest = settings.eta / 2**settings.halvings
+    if settings.solver == "gd-backtracking" and smallest > MAX_STEP:
+        raise ConfigError(
+            f"im.eta / 2**im.halvings (the smallest step gd-backtracking tries) must be at most {MAX_STEP:g}, got "
+            f"{settings.eta!r} / 2**{settings.halvings}"
+        )
+    return settings
+
+
+def _is_whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) or isinstance(value, float) and value.is_integer()
+
+
+def _checked_number(name: str, value, low, high, whole: bool, above: bool):
+    """`value` (an int where `whole`) within its range, or a ConfigError naming im.<name> and the range."""
+    number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    inside = number and (low < value if above else low <= value) and (high is None or value <= high)
+    if not inside or (whole and not _is_whole(value)):
+        span = f"{'>' if above else '>='} {low}" if high is None else f"in {'(' if above else '['}{low}, {high}]"
+        raise ConfigError(f"im.{name} must be {'a whole number' if whole else 'a number'} {span}, got {value!r}")
+    return int(value) if whole else value
+
+
 def _check_choice(name, value, choices):
     if value not in choices:
         raise ConfigError(f"im.{name} must be one of {', '.join(choices)}, got '{value}'")
+
+
+def check_and_pin_gradient(cfg) -> None:
+    """Check `cfg.im`, and write the gradient mode into it when the user left it out: the default changed from
+    explicit to unrolled (issue 54), so a run folder trained before that under the same settings must not hash
+    equal to one trained now (resuming or reusing it would mix two gradients)."""
+    settings = check_user_settings(cfg.im)
+    if cfg.im and "grad" not in cfg.im:
+        cfg.im = {**cfg.im, "grad": settings.grad}
+
+
+# `--im.*` of a train or probe config is checked when the config is built, before any model loads
+register_group_check("im", check_and_pin_gradient)

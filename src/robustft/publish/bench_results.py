@@ -1,6 +1,6 @@
 """Publish bench results as data: save every started job of runs/bench/<preset> into docs/results/<preset>/runs/
 (`robustft bench save`: summaries and gzipped per-example lines, no models; a bench still running saves its
-finished and partial jobs, and `robustft bench ... --restore docs/results/<preset>/runs` goes on from them on a
+finished and partial jobs, and `robustft bench restore <preset> docs/results/<preset>/runs` goes on from them on a
 fresh checkout), rebuild that preset's report there from its finished jobs (report.md, report.json and the plots;
 report.html is rebuilt by `robustft report`, never committed), and regenerate docs/RESULTS.md from every published
 preset (never from hand-copied numbers).

@@ -53,6 +53,7 @@ class A2T(Objective):
         self.settings = A2TSettings(max_rate, min_words, similarity)
         self.slots = slots
         self.attack: A2TAttack | None = None
+        self.neighbors: dict[str, list[str]] | None = None  # None: the counter-fitted file; tests may inject
         self.epoch = 0
 
     @classmethod
@@ -70,7 +71,9 @@ class A2T(Objective):
             from robustft.models.sentence import SentenceEncoder
 
             encoder = SentenceEncoder("minilm", ctx.device)
-        self.attack = A2TAttack(CandidateBuilder(ctx.tokenizer, ctx.task, slots=self.slots), self.settings, encoder)
+        self.attack = A2TAttack(
+            CandidateBuilder(ctx.tokenizer, ctx.task, self.neighbors, slots=self.slots), self.settings, encoder
+        )
 
     def on_epoch_start(self, epoch: int) -> None:
         self.epoch = epoch

@@ -48,7 +48,7 @@ class DNE(EnsembleObjective):
         copies: int = 12,
         vote: str = "logits",
         seed: int = 0,
-        chunk: int = 512,
+        chunk: int = 32,
     ):
         self.dne = dne.DNESettings(alpha, decay, neighbours, steps, step_size)
         self.table_width = neighbours

@@ -27,10 +27,11 @@ class EnsembleObjective(Objective):
     def __init__(self, settings: EnsembleSettings):
         self.settings = settings
         self.tokenizer = self.task = self.table = None
+        self.neighbors: dict[str, list[str]] | None = None  # None: the counter-fitted file; tests may inject
 
     def setup(self, model, ctx) -> None:
         self.tokenizer, self.task = ctx.tokenizer, ctx.task
-        self.table = smoothing.neighbour_table(ctx.tokenizer, self.table_width, self.second_order)
+        self.table = smoothing.neighbour_table(ctx.tokenizer, self.table_width, self.second_order, self.neighbors)
         setattr(model.config, CONFIG_KEY, self.settings.to_config())
 
     def words(self, batch: dict) -> smoothing.Words:

@@ -42,7 +42,7 @@ class RanMASK(EnsembleObjective):
         vote: str = "logits",
         predict_rate: float | None = None,
         seed: int = 0,
-        chunk: int = 512,
+        chunk: int = 32,
     ):
         if rate >= 1.0 or (predict_rate is not None and predict_rate >= 1.0):
             raise ConfigError(f"RanMASK's mask rate must be below 1, not {rate} / {predict_rate}")

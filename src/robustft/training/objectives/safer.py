@@ -25,7 +25,7 @@ DEVIATIONS = [
 
 @register_objective("safer")
 class SAFER(EnsembleObjective):
-    def __init__(self, copies: int = 100, vote: str = "logits", seed: int = 0, chunk: int = 512):
+    def __init__(self, copies: int = 100, vote: str = "logits", seed: int = 0, chunk: int = 32):
         super().__init__(EnsembleSettings("safer", copies=copies, vote=vote, seed=seed, chunk=chunk))
 
     @classmethod
