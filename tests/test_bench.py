@@ -8,7 +8,7 @@ import pytest
 from robustft.bench.matrix import expand
 from robustft.bench.presets import PRESETS
 from robustft.bench.run import bench, list_jobs
-from robustft.config import BenchConfig, TrainConfig, apply_overrides
+from robustft.config import AttackConfig, BenchConfig, TrainConfig, apply_overrides
 from robustft.errors import ConfigError
 from robustft.training.loop import apply_preset
 
@@ -306,6 +306,23 @@ def test_the_estimate_prices_an_adversary_by_its_ascent_steps():
     assert seconds("freelbpp") == pytest.approx(3 * seconds("freelbpp", steps=10), rel=0.02)
     assert seconds("pgd", steps=10) == pytest.approx(2 * seconds("pgd"), rel=0.02)
     assert seconds("rift", steps=10) == seconds("rift")  # RIFT's hull steps are in its measured cost
+
+
+def test_the_estimate_prices_a_base_size_backbone_by_its_measured_factor():
+    """MPNet costs 5.75x MiniLM a step and a forward (measured): priced as MiniLM, a 5.6-hour study looked like 1."""
+    from robustft.bench.pricing import backbone_factor, load_rates, seconds, train_seconds
+
+    def trained(model):
+        return TrainConfig(model=model, task="sst2", n_train=1000, n_dev=10)
+
+    factor = backbone_factor("mpnet", load_rates())
+    assert factor > 4
+    assert train_seconds(trained("mpnet")) == pytest.approx(factor * train_seconds(trained("minilm")))
+    attack = AttackConfig(model="unused", task="sst2", split="dev", recipe="textfooler", n=100)
+    assert seconds("attack", attack, trained("mpnet")) == pytest.approx(
+        factor * seconds("attack", attack, trained("minilm"))
+    )
+    assert train_seconds(trained("/some/folder")) == pytest.approx(train_seconds(trained("minilm")))  # unmeasured
 
 
 def test_prices_come_from_a_rates_file_that_says_where_each_rate_came_from(tmp_path, monkeypatch):

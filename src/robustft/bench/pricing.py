@@ -39,6 +39,7 @@ class Rates:
     attack_seconds: dict[str, float]  # per attacked (or skipped) example; 'default' for an unmeasured recipe
     attack_fp32_factor: float
     im_iteration: dict[str, float]  # one solver iteration per converted layer, in plain forwards
+    backbones: dict[str, float]  # a backbone's forward and step against MiniLM's; 'default' for an unmeasured one
 
     def method(self, name: str, short_text: bool) -> float:
         costs = {**self.method_cost, **(self.short_text_method_cost if short_text else {})}
@@ -63,6 +64,7 @@ def read_rates(path: Path) -> Rates:
             attack_seconds={k: float(v["seconds_per_example"]) for k, v in raw["attacks"].items()},
             attack_fp32_factor=float(raw["attack_fp32_factor"]["value"]),
             im_iteration={k: float(v["value"]) for k, v in raw["im_iteration"].items()},
+            backbones={k: float(v["value"]) for k, v in raw.get("backbones", {}).items()},
         )
     except OSError as exc:
         raise DataFormatError(path, None, f"cannot read the bench's rates: {exc.strerror or exc}") from None
@@ -87,6 +89,12 @@ def load_rates() -> Rates:
     """The rates in use: ROBUSTFT_BENCH_RATES's file where it is set (another machine's, measured with
     benchmarks/job_rates.py --write_rates), the shipped one otherwise."""
     return cached_rates(os.environ.get(RATES_ENV) or str(RATES_FILE))
+
+
+def backbone_factor(model: str, rates: Rates) -> float:
+    """A forward (and a training step) of `model`'s backbone against MiniLM's, which every other rate is for: the
+    alias's measured factor, else the default (1: a folder or hub name is priced as MiniLM)."""
+    return rates.backbones.get(str(model), rates.backbones.get("default", 1.0))
 
 
 def im_forward_factor(train_cfg, rates: Rates | None = None) -> float:
@@ -144,7 +152,8 @@ def step_seconds(cfg, rates: Rates) -> float:
     measured = rates.measured_steps.get(method)
     ascent = (cfg.method_args.get("steps") or measured) / measured if measured else 1.0
     cost = rates.method(method, short_text=cfg.task not in rates.long_text)
-    step = cost * ascent * im * length_factor(cfg, rates) * padding / rates.train_examples_per_s
+    backbone = backbone_factor(cfg.model, rates)
+    step = cost * ascent * im * backbone * length_factor(cfg, rates) * padding / rates.train_examples_per_s
     return step * (rates.fp32_train_factor if cfg.wanted_precision == "fp32" else 1.0)
 
 
@@ -152,15 +161,18 @@ def train_seconds(cfg, rates: Rates | None = None) -> float:
     rates = rates or load_rates()
     cfg = with_preset(cfg)
     dev = cfg.n_dev or split_size(cfg.task, cfg.dev_split)
-    dev_seconds = dev * im_forward_factor(cfg, rates) * length_factor(cfg, rates) / rates.eval_examples_per_s
+    forward = im_forward_factor(cfg, rates) * backbone_factor(cfg.model, rates)
+    dev_seconds = dev * forward * length_factor(cfg, rates) / rates.eval_examples_per_s
     return cfg.epochs * (train_size(cfg) * step_seconds(cfg, rates) + dev_seconds)
 
 
 def forward_cost(task: str, train_cfg, rates: Rates) -> float:
-    """An evaluated or attacked example's forwards in plain short-text forwards: its task's text length, the
-    model's IM solves (`train_cfg`: the model's training config, None for a plain model)."""
+    """An evaluated or attacked example's forwards in plain short-text MiniLM forwards: its task's text length, the
+    model's backbone and IM solves (`train_cfg`: the model's training config, None for a model not trained here)."""
     long_text = rates.long_text[task][0] if task in rates.long_text else 1.0
-    return long_text * (im_forward_factor(train_cfg, rates) if train_cfg else 1.0)
+    if train_cfg is None:
+        return long_text
+    return long_text * im_forward_factor(train_cfg, rates) * backbone_factor(train_cfg.model, rates)
 
 
 def seconds(kind: str, cfg, train_cfg=None, rates: Rates | None = None) -> float:
