@@ -146,7 +146,7 @@ def _joint_cells(joint: dict, preset: Preset, root: Path) -> list[str]:
 def _bottom_line_row(row: dict, preset: Preset) -> list[str]:
     ours = signed_interval(row) + (" (examples only)" if row["n_seeds"] == 1 else "")
     status = row["status"] + (" (indicative: one task)" if row["verdict"].startswith("indicative") else "")
-    claim = f"{SHORT_CLAIMS.get(row['claim'], row['claim'])}: {row['measured_on']}"
+    claim = f"{SHORT_CLAIMS.get(row['claim'], row['claim'])}: {row['measured_on']} ({row['compared']})"
     return [
         claim,
         study_cell(preset),
