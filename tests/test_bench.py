@@ -86,13 +86,16 @@ def test_a_bench_killed_mid_matrix_redoes_no_finished_job(tiny_model_dir, tmp_pa
     first = bench(cfg, only="bert/*")  # part of the matrix, as if the process had been stopped there
     done = {k for k, v in first["jobs"].items() if v == "done"}
     assert done == {j.id for j in expand(cfg) if j.id.startswith("bert/")}
+    partial = json.loads((tmp_path / "b" / "report" / "report.json").read_text())["study"]
+    assert partial["finished"] is False and "4 of 8 jobs" in partial["why"]  # no verdicts from a half-run bench
     stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "b" / "cells").rglob("metrics.json")}
     result = bench(cfg)
     assert all(v == "done" for v in result["jobs"].values()) and len(result["jobs"]) == 8
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # finished jobs were not redone
     assert json.loads((tmp_path / "b" / "metrics.json").read_text())["complete"] is True
     assert result["report"] == str(tmp_path / "b" / "report")  # the library builds it, as `robustft bench` does
-    assert "im" in json.loads((tmp_path / "b" / "report" / "report.json").read_text())["methods"]
+    full = json.loads((tmp_path / "b" / "report" / "report.json").read_text())
+    assert "im" in full["methods"] and full["study"]["finished"] is True
     cell = tmp_path / "b" / "cells" / "im-sst2-n32-s0"
     trained = json.loads((cell / "config.json").read_text())["config"]
     assert (trained["arch"], trained["label"], trained["dev_split"]) == ("im", "im", "dev")

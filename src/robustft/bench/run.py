@@ -28,6 +28,7 @@ from robustft.bench.runner import progress_bar, run_jobs, run_workers
 from robustft.config import BenchConfig
 from robustft.errors import ConfigError, RobustftError
 from robustft.report import build_report
+from robustft.report.summary import standing
 
 
 class BenchJobsFailed(RobustftError):
@@ -105,17 +106,27 @@ def announce(p: Plan, todo: list, expected: float, factors: dict, threads_chosen
     )
 
 
-def report_bench(cfg: BenchConfig) -> Path:
+def report_bench(cfg: BenchConfig, jobs_done: int | None = None, jobs: int | None = None) -> Path:
     """Build the bench's report from its run folders (and those of the benches `report_with` names) into
-    <bench>/report; returns that folder."""
+    <bench>/report; returns that folder. With `jobs_done` < `jobs` the bench is unfinished: its report shows the
+    numbers but no verdicts (SPEC section 7)."""
     folder = bench_dir(cfg)
     partners = [folder.parent / name for name in cfg.report_with]
     for missing in [p for p in partners if not p.is_dir()]:
         print(f"report: without {missing} (report_with names it, but this machine has no such bench folder)")
     folders = [folder, *(p for p in partners if p.is_dir())]
     with runs.hold(folder / runs.SHARDS_LOCK):  # shards finishing together build it one after the other
+        unfinished = jobs is not None and jobs_done < jobs
+        study = standing(
+            finished=not unfinished, why=f"still running, {jobs_done} of {jobs} jobs" if unfinished else ""
+        )
         build_report(
-            folders, folder / "report", baseline=cfg.baseline, bench_baseline=True, title=f"robustft bench {cfg.name}"
+            folders,
+            folder / "report",
+            baseline=cfg.baseline,
+            bench_baseline=True,
+            title=f"robustft bench {cfg.name}",
+            study=study,
         )
     return folder / "report"
 
@@ -172,7 +183,8 @@ def bench(
     failed = run_todo(p, todo, overwrite)
     result = record_outcome(p, failed, time.perf_counter() - started, expected)
     if result["folders"] and (p.shard is None or result["complete"]):
-        result["report"] = str(report_bench(p.cfg))
+        done = sum(status(j) == "done" for j in p.jobs)
+        result["report"] = str(report_bench(p.cfg, done, len(p.jobs)))
     if failed:
         raise BenchJobsFailed(
             f"{len(failed)} of {len(p.chosen)} jobs failed: "
