@@ -8,7 +8,7 @@ import pytest
 from robustft.bench.matrix import expand
 from robustft.bench.presets import PRESETS
 from robustft.bench.run import bench, list_jobs
-from robustft.config import AttackConfig, BenchConfig, TrainConfig, apply_overrides
+from robustft.config import AttackConfig, BenchConfig, EvalConfig, TrainConfig, apply_overrides
 from robustft.errors import ConfigError
 from robustft.training.loop import apply_preset
 
@@ -326,6 +326,28 @@ def test_the_estimate_prices_a_base_size_backbone_by_its_measured_factor():
         factor * seconds("attack", attack, trained("minilm"))
     )
     assert train_seconds(trained("/some/folder")) == pytest.approx(train_seconds(trained("minilm")))  # unmeasured
+
+
+def test_the_estimate_prices_an_ensemble_defense_by_its_copies_and_a_certificate_by_its_samples():
+    """A SAFER model answers each query with 100 noisy copies (DNE 12): priced as one model, the textdefender table
+    looked like 6 hours instead of 55."""
+    from robustft.bench.pricing import load_rates, seconds
+
+    def trained(method, **method_args):
+        cfg = TrainConfig(model="minilm", task="sst2", method=method, n_train=1000, n_dev=10)
+        cfg.method_args = method_args
+        return cfg
+
+    copy = load_rates().ensemble_copy
+    attack = AttackConfig(model="unused", task="sst2", split="test", recipe="pwws", n=100)
+    plain = seconds("attack", attack, trained("standard"))
+    assert seconds("attack", attack, trained("safer")) == pytest.approx(100 * copy * plain)
+    assert seconds("attack", attack, trained("dne")) == pytest.approx(12 * copy * plain)
+    assert seconds("attack", attack, trained("ranmask", copies=10)) == pytest.approx(10 * copy * plain)
+    evaluation = EvalConfig(model="unused", task="sst2", split="test", n=100)
+    certified = EvalConfig(model="unused", task="sst2", split="test", n=100, certify=True, certify_samples=1000)
+    plain_eval = seconds("eval", evaluation, trained("standard"))
+    assert seconds("eval", certified, trained("safer")) == pytest.approx((100 + 1000) * copy * plain_eval)
 
 
 def test_prices_come_from_a_rates_file_that_says_where_each_rate_came_from(tmp_path, monkeypatch):

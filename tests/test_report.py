@@ -33,8 +33,10 @@ def test_writes_every_output(built):
         "report.md",
         "report.json",
         "report.html",
+        "examples-001.html",
         "accuracy_attack.png",
         "accuracy_advglue.png",
+        "paired_difference.png",
         "training_size.png",
         "probe.png",
     ):
@@ -199,12 +201,15 @@ def test_mnli_dev_is_labelled_the_selection_set_when_it_is_the_same_data_as_subs
 
 
 def test_html_is_self_contained_escaped_and_highlights_swaps(built):
-    page = (built[1] / "report.html").read_text()
-    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # loads nothing from anywhere
-    assert page.count("data:image/png;base64,") == 5
-    assert '<mark class="new">superb</mark>' in page
-    assert "<b>" not in page.split("<main>")[1]  # words from the runs are escaped ("<b>" is in the fixture texts)
-    assert '<select id="filter-outcome">' in page and '<option value="succeeded">' in page
+    pages = {p.name: p.read_text() for p in built[1].glob("*.html")}
+    page, examples = pages.pop("report.html"), "".join(pages.values())
+    assert len(pages) == 7  # one page per attack run: 40 examples each, fewer than a page holds
+    for text in (page, examples):
+        assert not re.search(r"""(src|href)=["']?(https?:)?//""", text)  # loads nothing from anywhere
+        assert "<b>" not in text.split("<main>")[1]  # words from the runs are escaped ("<b>" is in the fixture texts)
+    assert page.count("data:image/png;base64,") == 6
+    assert '<mark class="new">superb</mark>' in examples
+    assert '<select id="filter-outcome">' in examples and '<option value="succeeded">' in examples
 
 
 def test_runs_without_examples_give_intervals_but_no_paired_test(tmp_path):
@@ -272,6 +277,10 @@ def test_a_bench_whose_baseline_has_not_finished_yet_is_reported_without_pairs(b
     assert "no run of it has finished yet" in (tmp_path / "report.md").read_text(encoding="utf-8")
 
 
+def example_rows(out) -> int:
+    return sum(page.read_text().count("<tr data-run=") for page in out.glob("examples-*.html"))
+
+
 def test_command_line_parses_and_writes(built, tmp_path, capsys):
     from robustft.cli import main
 
@@ -282,7 +291,7 @@ def test_command_line_parses_and_writes(built, tmp_path, capsys):
     assert next(r for r in ev["rows"] if r["method"] == "im+standard")["vs_baseline"]["baseline"] == "plain+rift"
     printed = capsys.readouterr().out
     assert "## Overview" in printed and "report.html" in printed
-    assert (tmp_path / "report.html").read_text().count("<tr data-method=") == 3 * 7  # 7 attack runs
+    assert example_rows(tmp_path) == 3 * 7  # 7 attack runs
     assert not list(tmp_path.glob("*.png"))
 
 
@@ -292,7 +301,7 @@ def test_the_old_report_flags_still_work(built, tmp_path, capsys):
     argv = ["report", str(built[0]), "--out", str(tmp_path), "--no-plots", "--examples-per-run", "2"]
     assert main(argv) == 0
     assert "--output_dir" in capsys.readouterr().err  # with a warning naming the new spelling
-    assert (tmp_path / "report.html").read_text().count("<tr data-method=") == 2 * 7
+    assert example_rows(tmp_path) == 2 * 7
     assert not list(tmp_path.glob("*.png"))
 
 
@@ -332,13 +341,28 @@ def test_a_report_without_run_folders_is_a_one_line_error(capsys):
 def test_page_loads_in_headless_chromium_without_errors(built, tmp_path):
     from robustft.report.rendering.browser import check_page
 
-    page = built[1] / "report.html"
-    result = check_page(page, screenshot=tmp_path / "shot.png")
-    assert result.errors == []
-    assert result.screenshot is not None and result.screenshot.stat().st_size > 10_000
-    # the filter runs in the browser: IM's successful attacks are 40 - 30 - 4 (seed 0) + 40 - 31 - 4 (seed 1)
-    filtered = check_page(page, fragment="method=im%2Bstandard&outcome=succeeded")
-    assert filtered.errors == [] and filtered.attributes["shown"] == "11"
+    out = tmp_path / "paged"  # 15 examples a page: each attack run's 40 on 3 pages
+    build_report([built[0]], out, plots=False, examples_per_page=15)
+    for page in (built[1] / "report.html", out / "report.html"):
+        result = check_page(page, screenshot=tmp_path / "shot.png")
+        assert result.errors == [] and page.stat().st_size < 2_000_000
+        assert result.screenshot is not None and result.screenshot.stat().st_size > 10_000
+        # the overview: accuracies with their intervals and n, the difference to the baseline it names
+        assert "76.2 [60.4, 92.1]</td><td>2 x 40</td><td>+50.0 [+34.6, +65.4] vs plain+standard" in result.dom
+        assert "minus plain+standard (n=1000), points [95% CI]" in result.dom
+    # follow the links the browser shows, from IM seed 0's successful attacks through its 3 pages and seed 1's 3:
+    # the filter carries on, and IM's successful attacks are 40 - 30 - 4 (seed 0) + 40 - 31 - 4 (seed 1)
+    im_row = next(r for r in result.dom.split("<tr>") if "<td>im+standard</td><td>s0</td>" in r)
+    link = re.findall(r'href="(examples-\d+\.html#outcome=succeeded)"', im_row)[0]
+    shown = []
+    for _ in range(6):
+        name, fragment = link.split("#")
+        visited = check_page(out / name, fragment=fragment)
+        assert visited.errors == [] and "Adversarial examples: im+standard" in visited.dom
+        shown.append(int(visited.attributes["shown"]))
+        link = re.search(r'<a id="next" rel="next" href="([^"]+)"', visited.dom).group(1)
+        assert link.endswith("#outcome=succeeded")
+    assert shown == [0, 0, 6, 0, 0, 5]
 
 
 @pytest.mark.skipif(find_browser() is None, reason="chromium is not installed (apt-get install -y chromium)")

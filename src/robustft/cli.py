@@ -231,10 +231,10 @@ def cmd_bench(args) -> int:
 
 
 REPORT_HELP = """Build a report from run folders (train, eval, attack, probe; or folders that hold them, such as a bench
-output): report.md (Markdown tables), report.json, PNG plots and one self-contained report.html with the adversarial
-examples. Every accuracy with n and a 95% interval; every method compared paired with its baseline on the same
-examples (bootstrap interval of the difference, exact McNemar test). The run folders come first, then the settings
-as --key value (as every verb's).
+output): report.md (Markdown tables), report.json, PNG plots and report.html (its adversarial examples on pages
+beside it, examples-001.html, ...). Every accuracy with n and a 95% interval; every method compared paired with its
+baseline on the same examples (bootstrap interval of the difference, exact McNemar test). The run folders come
+first, then the settings as --key value (as every verb's).
 
 examples:
   robustft report runs/bench/quick --output_dir reports/quick
@@ -291,9 +291,10 @@ def cmd_resources(args) -> int:
 
     statuses = check_all()
     for s in statuses:
-        print(f"{'found  ' if s.found else 'MISSING'}  {s.name:<32} {s.where}")
-    missing = [s for s in statuses if not s.found]
-    print(f"{len(statuses) - len(missing)} found, {len(missing)} missing")
+        print(f"{s.label:<8}  {s.name:<32} {s.where}")
+    missing = [s for s in statuses if s.missing]
+    found = sum(s.found for s in statuses)
+    print(f"{found} found, {len(missing)} missing, {len(statuses) - found - len(missing)} optional not present")
     return 1 if missing else 0
 
 

@@ -329,7 +329,8 @@ class BenchConfig(RunSettings):
     train: dict[str, Any] = setting(help="train keys shared by every cell (epochs, max_length, ...)", factory=dict)
     evals: list[dict] = setting(
         help="[{task, split, n}] clean evaluations; task '{task}' is the cell's task, "
-        "'advglue' every AdvGLUE split of it",
+        "'advglue' every AdvGLUE split of it, 'certify: true' (certify_samples, certify_alpha) the certified "
+        "accuracy too, on the SAFER and RanMASK cells only",
         factory=list,
     )
     attacks: list[dict] = setting(

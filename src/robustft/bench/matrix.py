@@ -11,6 +11,7 @@ from typing import Any
 
 from robustft.config import AttackConfig, BenchConfig, EvalConfig, TrainConfig, apply_overrides
 from robustft.errors import ConfigError
+from robustft.evaluation.certify import DEFINITIONS as CERTIFIED_DEFENSES
 
 ADVGLUE_SPLITS = {
     "sst2": ["advglue-sst2"],
@@ -93,10 +94,24 @@ def train_job(cfg: BenchConfig, label: str, spec: dict, task: str, size, seed: i
     return Job(cell, "train", train.validate(), cell, label, task)
 
 
+def certify_settings(spec: dict, trained: Job) -> dict | None:
+    """The EvalConfig keys of a `certify: true` evaluation ({} without one); None where the cell's method has no
+    certificate (only SAFER and RanMASK have one), so such an evaluation runs where it is defined and nowhere else."""
+    if not spec.get("certify"):
+        return {}
+    if trained.config.method not in CERTIFIED_DEFENSES:
+        return None
+    keys = ("certify", "certify_samples", "certify_alpha")
+    return {k: spec[k] for k in keys if k in spec}
+
+
 def eval_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
     jobs = []
     for spec in cfg.evals:
         spec = dict(spec)
+        certify = certify_settings(spec, trained)
+        if certify is None:
+            continue
         names = (
             ADVGLUE_SPLITS.get(trained.task, [])
             if spec.pop("advglue", False)
@@ -105,7 +120,8 @@ def eval_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
         for name in names:
             split = spec.get("split", "dev")
             n = spec.get("n")
-            folder = trained.folder / "-".join(["eval", name, split] + ([f"n{n}"] if n else []))
+            tags = ([f"n{n}"] if n else []) + (["certify"] if certify else [])
+            folder = trained.folder / "-".join(["eval", name, split, *tags])
             ev = EvalConfig(
                 model=str(trained.folder),
                 task=name,
@@ -113,11 +129,12 @@ def eval_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
                 n=n,
                 seed=spec.get("seed", 0),
                 output_dir=str(folder),
+                **certify,
                 **measuring(cfg),
             ).validate()
             jobs.append(
                 Job(
-                    f"{trained.id} eval {name}/{split}" + (f"/n{n}" if n else ""),
+                    f"{trained.id} eval {name}/{split}" + "".join(f"/{t}" for t in tags),
                     "eval",
                     ev,
                     trained.id,

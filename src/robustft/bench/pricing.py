@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import json
 import os
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 from robustft.data.tasks import load_examples
 from robustft.errors import DataFormatError
 from robustft.training.loop import apply_preset
+from robustft.training.objectives.base import OBJECTIVES
 
 RATES_FILE = Path(__file__).resolve().parent.parent / "assets" / "bench_rates.json"
 RATES_ENV = "ROBUSTFT_BENCH_RATES"
@@ -40,6 +42,7 @@ class Rates:
     attack_fp32_factor: float
     im_iteration: dict[str, float]  # one solver iteration per converted layer, in plain forwards
     backbones: dict[str, float]  # a backbone's forward and step against MiniLM's; 'default' for an unmeasured one
+    ensemble_copy: float  # one noisy copy of an ensemble defense's prediction, in plain predictions
 
     def method(self, name: str, short_text: bool) -> float:
         costs = {**self.method_cost, **(self.short_text_method_cost if short_text else {})}
@@ -65,6 +68,7 @@ def read_rates(path: Path) -> Rates:
             attack_fp32_factor=float(raw["attack_fp32_factor"]["value"]),
             im_iteration={k: float(v["value"]) for k, v in raw["im_iteration"].items()},
             backbones={k: float(v["value"]) for k, v in raw.get("backbones", {}).items()},
+            ensemble_copy=float(raw.get("ensemble_copy", {}).get("value", 1.0)),
         )
     except OSError as exc:
         raise DataFormatError(path, None, f"cannot read the bench's rates: {exc.strerror or exc}") from None
@@ -106,6 +110,14 @@ def im_forward_factor(train_cfg, rates: Rates | None = None) -> float:
     share = 1.0 if str(im.get("layers", "upper-half")) == "all" else 0.5
     iteration = rates.im_iteration.get(im.get("solver", "gd"), rates.im_iteration["default"])
     return 1.0 + share * int(im.get("K", 2)) * iteration
+
+
+def ensemble_copies(train_cfg) -> int:
+    """How many noisy copies answer each prediction of the model `train_cfg` trains: an objective with a `copies`
+    argument (SAFER, RanMASK, DNE) predicts by an ensemble of that many; 1 for every other model."""
+    cfg = with_preset(train_cfg)
+    default = inspect.signature(OBJECTIVES[cfg.method].__init__).parameters.get("copies")
+    return 1 if default is None else int(cfg.method_args.get("copies", default.default))
 
 
 def split_size(task: str, split: str) -> int:
@@ -167,12 +179,19 @@ def train_seconds(cfg, rates: Rates | None = None) -> float:
 
 
 def forward_cost(task: str, train_cfg, rates: Rates) -> float:
-    """An evaluated or attacked example's forwards in plain short-text MiniLM forwards: its task's text length, the
-    model's backbone and IM solves (`train_cfg`: the model's training config, None for a model not trained here)."""
+    """One forward of an evaluated or attacked example's model in plain short-text MiniLM forwards: its task's text
+    length, the model's backbone and IM solves (`train_cfg`: the model's training config, None for a model not
+    trained here). An ensemble defense's prediction is `ensemble_copies` of these."""
     long_text = rates.long_text[task][0] if task in rates.long_text else 1.0
     if train_cfg is None:
         return long_text
     return long_text * im_forward_factor(train_cfg, rates) * backbone_factor(train_cfg.model, rates)
+
+
+def prediction_cost(task: str, train_cfg, rates: Rates) -> float:
+    """One prediction of the model in plain short-text forwards (an ensemble's copies included)."""
+    copies = ensemble_copies(train_cfg) if train_cfg is not None else 1
+    return forward_cost(task, train_cfg, rates) * (1.0 if copies == 1 else copies * rates.ensemble_copy)
 
 
 def seconds(kind: str, cfg, train_cfg=None, rates: Rates | None = None) -> float:
@@ -181,9 +200,11 @@ def seconds(kind: str, cfg, train_cfg=None, rates: Rates | None = None) -> float
     if kind == "train":
         return train_seconds(cfg, rates)
     n = examples_of(cfg)
-    cost = forward_cost(cfg.task, train_cfg, rates)
+    cost = prediction_cost(cfg.task, train_cfg, rates)
     if kind == "eval":
-        return n * cost / rates.eval_examples_per_s
+        # a certificate counts the votes of certify_samples more noisy copies of each example
+        certificate = cfg.certify_samples * rates.ensemble_copy * forward_cost(cfg.task, train_cfg, rates)
+        return n * (cost + (certificate if cfg.certify else 0.0)) / rates.eval_examples_per_s
     precision = rates.attack_fp32_factor if cfg.precision == "fp32" else 1.0
     per_example = rates.attack_seconds.get(cfg.recipe, rates.attack_seconds["default"])
     return n * per_example * cost * precision

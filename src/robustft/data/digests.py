@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from robustft import resources
+from robustft import resources, runs
 from robustft.data import user_tasks
 from robustft.data.tasks import get_task
 
@@ -26,8 +26,10 @@ def data_digests(task_name: str, splits: list[str]) -> dict[str, str]:
 
 
 def model_digests(reference: str) -> dict[str, str]:
-    """'model/<file>' -> sha256 of the weights and configs of a model folder (a hub name: its name only)."""
-    folder = Path(resources.resolve_model(reference))
+    """'model/<file>' -> sha256 of the weights and configs of the model folder loaded for `reference` (a hub name:
+    its name only). A training run folder means its best/ model, as models.factory.model_reference loads it, so a
+    run folder and its best/ folder record the same inputs (not the run's own config and metrics)."""
+    folder = Path(resources.resolve_model(runs.resolve(reference).model))
     if not folder.is_dir():
         return {"model": reference}
     files = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".json") and p.is_file())

@@ -23,8 +23,9 @@ SOLVERS = ("gd", "gd-backtracking", "anderson")
 DIVERGENCE_POLICIES = ("fallback", "raise")
 UPPER_HALF = "upper-half"
 # A converted model's config reports model_type "robustft_im_<base>" (e.g. robustft_im_bert), so a saved IM/EX
-# folder never loads silently as the plain encoder: transformers' Auto classes refuse the unknown type and an
-# explicit class (BertForSequenceClassification) warns; robustft's load_classifier restores the connections.
+# folder never loads silently as the plain encoder: after `import robustft` transformers' Auto classes load it with
+# its connections (auto_registration), without it they refuse the unknown type; an explicit class
+# (BertForSequenceClassification) warns; robustft's load_classifier restores the connections.
 MODEL_TYPE_PREFIX = "robustft_im_"
 
 

@@ -84,6 +84,27 @@ STUDIES = {
         ),
         "protocol fixed after the baselines' SNLI attack results",
     ),
+    "im-exact-minilm": Study(
+        "IM-BERT trained with the exact (unrolled) gradient against BERT and EX-BERT on MiniLM SST-2 (1,500 "
+        "examples), five seeds: AdvGLUE SST-2 and TextFooler",
+        "configs/im-exact-minilm.yaml committed in 51d7e95 (2026-12-05), before its first result",
+    ),
+    "mpnet-study": Study(
+        "IM-BERT (exact gradient) against BERT and EX-BERT at base size (MPNet, 110M parameters) on SST-2 (1,000 "
+        "examples), three seeds: AdvGLUE SST-2 and TextFooler",
+        "configs/mpnet-study.yaml committed in 8e5c64f (2026-12-05), before its first result",
+    ),
+    "textdefender": Study(
+        "Ten defenses under the TextDefender protocol on 1,000 SST-2 examples, one seed: clean accuracy, TextFooler, "
+        "BERT-Attack, TextBugger and PWWS on one 200-example test sample, SAFER's and RanMASK's certified accuracy",
+        "the `textdefender` preset of src/robustft/bench/presets.py (issue 55), written 2026-12-05 before any of its "
+        "jobs ran",
+        (
+            "One seed: its rows are a map of the defenses on one model each and carry no verdict.",
+            "TextDefender's own BERT-base rows are not shown beside it: no SST-2 table of theirs was found in a "
+            'source this project could read (docs/defenses.md, "The TextDefender table").',
+        ),
+    ),
 }
 
 

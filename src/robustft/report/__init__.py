@@ -1,11 +1,11 @@
-"""`robustft report`: Markdown, JSON, PNG plots and one self-contained HTML page, generated only from run folders.
+"""`robustft report`: Markdown, JSON, PNG plots and HTML pages (report.html, its examples beside it), from run folders.
 
 folders.py       reading run folders, the report's only input
 method_keys.py   which trained model (method and seed) a run concerns, and its label
 run_accuracy.py  each run's accuracy with n and intervals, and its per-example outcomes for pairing
 summary.py       the report's content as one dict (report.json): methods, evaluations, paired comparisons
 claims/          paper knowledge: the papers' claims and verdict rules, published anchors, deviations
-rendering/       generic rendering: tables, Markdown, HTML page, plots, the headless-browser check
+rendering/       generic rendering: tables, Markdown, HTML pages, plots, the headless-browser check
 run.py           `report(cfg)` (the CLI verb) and `build_report(run_dirs, out_dir, ...)` (the Python API)
 
 Publishing a bench's results as data (docs/results, docs/RESULTS.md) needs the bench, which builds its report with

@@ -9,7 +9,7 @@ from robustft.atomic import atomic_write_json, atomic_write_text
 from robustft.config import ReportConfig
 from robustft.errors import ConfigError
 from robustft.report.folders import load_runs
-from robustft.report.rendering.html import MAX_EXAMPLES_PER_RUN, render_html
+from robustft.report.rendering.html import EXAMPLES_PER_PAGE, MAX_EXAMPLES_PER_RUN, render_pages, write_html
 from robustft.report.rendering.markdown import render_markdown, render_table
 from robustft.report.rendering.plots import write_plots
 from robustft.report.rendering.tables import overview_table
@@ -26,10 +26,12 @@ def build_report(
     html: bool = True,
     examples_per_run: int = MAX_EXAMPLES_PER_RUN,
     study: dict | None = None,
+    examples_per_page: int = EXAMPLES_PER_PAGE,
 ) -> dict:
     """Read the run folders (or folders holding them), write report.json, report.md, the PNG plots and
-    report.html (with the first `examples_per_run` attacked examples of each attack run) into `out_dir`, and
-    return the summary (the content of report.json). `bench_baseline` and `study`: `build_summary`'s."""
+    report.html (with the first `examples_per_run` attacked examples of each attack run on pages of
+    `examples_per_page` beside it) into `out_dir`, and return the summary (the content of report.json).
+    `bench_baseline` and `study`: `build_summary`'s."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = load_runs([Path(p) for p in run_dirs])
@@ -38,10 +40,8 @@ def build_report(
     atomic_write_json(out_dir / "report.json", summary)
     atomic_write_text(out_dir / "report.md", render_markdown(summary, title=title, plots=names))
     if html:
-        page = render_html(
-            summary, runs, {n: out_dir / n for n in names}, title=title, max_examples_per_run=examples_per_run
-        )
-        atomic_write_text(out_dir / "report.html", page)
+        plot_files = {n: out_dir / n for n in names}
+        write_html(out_dir, render_pages(summary, runs, plot_files, title, examples_per_run, examples_per_page))
     return summary
 
 

@@ -55,8 +55,8 @@ SELECTION = {
 class Genetic(Search):
     name = "genetic"
     # One example at a time: its population requests are ~60 rows already, and its LM filter runs in the attacking
-    # thread; eight at once took 4.06 against 3.65 s per attacked example (bf16, two threads, 10 SST-2 dev examples,
-    # benchmarks/results/attack_speed_concurrent_mlm.json).
+    # thread; eight at once was slower than one at a time (2026-11-30; `benchmarks/attack_speed.py --recipes genetic
+    # --concurrent 1 8` measures it, docs/performance.md).
     shares_calls = False
 
     def __init__(

@@ -5,7 +5,7 @@ Chromium logs every console message at one level, so errors are found two ways: 
 console log (--enable-logging=stderr), and the page's own record (assets/guard.js catches script and
 resource errors and console.error; page.js checks every image once loaded) read back from the DOM
 after load (--dump-dom). The DOM dump also returns what the page's scripts did (e.g. how many examples a
-filter shows)."""
+filter shows, and the links to the next example page carrying that filter on)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ class BrowserCheck:
     console: list[str] = field(default_factory=list)
     attributes: dict[str, str] = field(default_factory=dict)  # data-* attributes of <body> after load
     screenshot: Path | None = None
+    dom: str = ""  # the page as its scripts left it (e.g. the links they rewrote)
 
 
 def find_browser() -> str | None:
@@ -74,7 +75,7 @@ def check_page(
     url = Path(page).resolve().as_uri() + (f"#{fragment}" if fragment else "")
     result = BrowserCheck()
     dom = _run(browser, ["--dump-dom"], url, timeout)
-    logs = dom.stderr
+    logs, result.dom = dom.stderr, dom.stdout
     if dom.returncode != 0:
         result.errors.append(f"chromium exited {dom.returncode} on --dump-dom")
     body = re.search(r"<body([^>]*)>", dom.stdout)

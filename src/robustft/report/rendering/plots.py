@@ -1,6 +1,7 @@
 """The report's PNG plots (matplotlib, Agg backend): accuracy per method with 95% intervals for every
-evaluation (one figure per kind: attack, advglue, clean), accuracy against training size, and the probe's
-per-layer hidden-state distances. Each function writes its file and returns its name, or None if the
+evaluation (one figure per kind: attack, advglue, clean), each method minus its baseline with the paired
+difference's 95% interval (the summary's pooled comparison, not recomputed here), accuracy against training size,
+and the probe's per-layer hidden-state distances. Each function writes its file and returns its name, or None if the
 summary has nothing to plot."""
 
 from __future__ import annotations
@@ -68,6 +69,63 @@ def accuracy_plot(summary: dict, kind: str, out_dir: Path) -> str | None:
     fig.savefig(out_dir / name, dpi=90)
     plt.close(fig)
     return name
+
+
+def _paired_panels(summary: dict) -> list[tuple[str, list[tuple[str, str, dict]]]]:
+    """(title, [(method, baseline, pooled difference)]) per evaluation, and the AdvGLUE official score, with pairs."""
+    panels = []
+    for ev in sorted(summary["evaluations"], key=lambda ev: ev["kind"] != "attack"):  # attacks first, else in order
+        rows = [
+            (r["method"], r["vs_baseline"]["baseline"], r["vs_baseline"]["pooled"])
+            for r in ev["rows"]
+            if r.get("vs_baseline") and r["vs_baseline"].get("pooled")
+        ]
+        if rows:
+            panels.append((ev["title"], rows))
+    score = [
+        (label, a["vs_baseline"]["baseline"], a["vs_baseline"]["pooled"])
+        for label, a in summary["advglue"].items()
+        if a.get("vs_baseline") and a["vs_baseline"].get("pooled")
+    ]
+    if score:
+        panels.append(("AdvGLUE official score (dev)", score))
+    return panels
+
+
+def paired_difference_plot(summary: dict, out_dir: Path) -> str | None:
+    """Per evaluation, each method minus its baseline in points with the 95% interval of the paired difference
+    (over seeds where several ran, hollow where one seed gives an interval over examples only), each seed's
+    difference as a grey dot."""
+    panels = _paired_panels(summary)
+    if not panels:
+        return None
+    plt = _pyplot()
+    rows, cols, size = _grid(len(panels), height=1.4 + 0.45 * max(len(pairs) for _, pairs in panels))
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False)
+    for ax, (title, pairs) in zip(axes.flat, panels, strict=False):
+        one_baseline = len({base for _, base, _ in pairs}) == 1
+        for y, (_, _, pooled) in enumerate(pairs):
+            d, (lo, hi) = 100 * pooled["difference"], pooled["ci95"]
+            err = [[d - 100 * lo], [100 * hi - d]]
+            hollow = pooled.get("basis") == "examples"
+            ax.errorbar(d, y, xerr=err, fmt="o", color="C0", mfc="white" if hollow else "C0", ms=5, capsize=3, lw=1.2)
+            if len(pooled.get("per_seed") or []) > 1:
+                ax.plot([100 * x for x in pooled["per_seed"]], [y] * len(pooled["per_seed"]), "o", color="grey", ms=3)
+        ax.axvline(0, color="grey", lw=1)
+        names = [m if one_baseline else f"{m} - {base}" for m, base, _ in pairs]
+        ax.set_yticks(range(len(names)), names, fontsize=8)
+        ax.set_ylim(-0.6, len(names) - 0.4)
+        ax.invert_yaxis()
+        ax.set_xlabel("points (95% CI; hollow: one seed, grey: each seed)", fontsize=8)
+        ax.set_title(title + (f"\nminus {pairs[0][1]}" if one_baseline else ""), fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.axis("off")
+    fig.suptitle("Method minus baseline, paired on the same examples", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(out_dir / "paired_difference.png", dpi=90)
+    plt.close(fig)
+    return "paired_difference.png"
 
 
 def training_size_plot(summary: dict, out_dir: Path) -> str | None:
@@ -139,5 +197,9 @@ def probe_plot(summary: dict, out_dir: Path) -> str | None:
 
 def write_plots(summary: dict, out_dir: Path) -> list[str]:
     names = [accuracy_plot(summary, kind, out_dir) for kind in ("attack", "advglue", "clean")]
-    names += [training_size_plot(summary, out_dir), probe_plot(summary, out_dir)]
+    names += [
+        paired_difference_plot(summary, out_dir),
+        training_size_plot(summary, out_dir),
+        probe_plot(summary, out_dir),
+    ]
     return [n for n in names if n]

@@ -15,6 +15,7 @@ class Table:
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
     section: str = ""
+    caption: str = ""  # the HTML page's line above the table (report.md keeps its own layout)
 
 
 def pct(x: float | None) -> str:
@@ -445,3 +446,44 @@ def all_tables(summary: dict) -> list[Table]:
     tables += training_size_tables(summary) + probe_tables(summary)
     tables += [anchors_table(summary), deviations_table(summary)]
     return tables
+
+
+def baselines_paired(summary: dict) -> list[str]:
+    """The baselines the differences were taken against (the summary's rule picks one per model, task and size)."""
+    named = [
+        row["vs_baseline"]["baseline"] for ev in summary["evaluations"] for row in ev["rows"] if row.get("vs_baseline")
+    ]
+    named += [a["vs_baseline"]["baseline"] for a in summary["advglue"].values() if a.get("vs_baseline")]
+    return sorted(set(named))
+
+
+def overview_for_page(summary: dict) -> Table:
+    """The overview with the baseline named in its caption and, where there is one, in the difference's column."""
+    table = overview_table(summary)
+    named = baselines_paired(summary)
+    if len(named) == 1:
+        table.columns[4] = f"minus {named[0]}, points [95% CI]"
+    table.caption = (
+        f"Baseline: {summary['baseline']}"
+        + (f"; paired here against {', '.join(named)}" if named else "; nothing was paired")
+        + ". Each accuracy with its 95% interval; n = seeds x examples."
+    )
+    return table
+
+
+def unrun_in_one_line(table: Table, what: str) -> Table:
+    """`table` without its rows whose last cell is "not run", counted in one note by their first cell instead (the
+    published anchors: most are for tasks and backbones a study did not run)."""
+    unrun = [row for row in table.rows if row[-1] == "not run"]
+    if not unrun:
+        return table
+    groups = {row[0]: sum(r[0] == row[0] for r in unrun) for row in unrun}
+    note = f"Not run: {len(unrun)} of {len(table.rows)} {what} ({', '.join(f'{g} {n}' for g, n in groups.items())})."
+    kept = [row for row in table.rows if row[-1] != "not run"]
+    return Table(table.title, table.columns, kept, [note, *table.notes], table.section, table.caption)
+
+
+def page_tables(summary: dict) -> list[Table]:
+    """`all_tables` as the HTML page shows them: the overview naming its baseline, unrun anchors in one line."""
+    pages = {"overview": overview_for_page(summary), "anchors": unrun_in_one_line(anchors_table(summary), "anchors")}
+    return [pages.get(t.section, t) for t in all_tables(summary)]

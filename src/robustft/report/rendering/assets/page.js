@@ -1,8 +1,10 @@
-// Filters the adversarial examples by method, recipe and outcome. The URL hash sets the starting filter
-// (e.g. report.html#method=im%2Bstandard&outcome=succeeded), so a link can point at a selection.
+// Filters the adversarial examples of a page by method, recipe and outcome. The URL hash sets the starting filter
+// (e.g. examples-004.html#outcome=succeeded), so a link can point at a selection, and the links to the other
+// example pages carry the filter on.
 (function () {
   "use strict";
-  var rows = Array.prototype.slice.call(document.querySelectorAll("#examples tbody tr"));
+  var rows = Array.prototype.slice.call(document.querySelectorAll("#examples tbody tr[data-outcome]"));
+  var pageLinks = Array.prototype.slice.call(document.querySelectorAll("a.page-link, a[rel=prev], a[rel=next]"));
   var names = ["method", "recipe", "outcome"];
   var selects = {};
   names.forEach(function (name) { selects[name] = document.getElementById("filter-" + name); });
@@ -20,6 +22,16 @@
     });
     if (shownLabel) { shownLabel.textContent = String(shown); }
     document.body.setAttribute("data-shown", String(shown));
+    carryFilter();
+  }
+
+  function carryFilter() {
+    var parts = names.filter(function (name) { return selects[name] && selects[name].value !== ""; })
+      .map(function (name) { return name + "=" + encodeURIComponent(selects[name].value); });
+    pageLinks.forEach(function (link) {
+      var target = link.getAttribute("href").split("#")[0];
+      link.setAttribute("href", target + (parts.length ? "#" + parts.join("&") : ""));
+    });
   }
 
   function fromHash() {
