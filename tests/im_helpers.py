@@ -18,23 +18,25 @@ def logits(model, enc):
         return model(**enc).logits
 
 
+# A 2-layer encoder of hidden size 32 without dropout, for any config class (BERT, RoBERTa, MPNet).
+TINY_ENCODER = dict(
+    vocab_size=100,
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    intermediate_size=64,
+    max_position_embeddings=40,
+    hidden_dropout_prob=0.0,
+    attention_probs_dropout_prob=0.0,
+    pad_token_id=1,
+)
+
+
 def tiny_mpnet(bias_scale: float = 2.0):
     """A random 2-layer MPNet in float64 whose relative position bias matters: the bias table (buckets x heads,
     added to every layer's attention scores) is drawn with standard deviation `bias_scale` instead of 0.02."""
     torch.manual_seed(0)
-    cfg = MPNetConfig(
-        vocab_size=100,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=40,
-        relative_attention_num_buckets=32,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        pad_token_id=1,
-        attn_implementation="eager",
-    )
+    cfg = MPNetConfig(**TINY_ENCODER, relative_attention_num_buckets=32, attn_implementation="eager")
     model = MPNetForSequenceClassification(cfg).double().eval()
     with torch.no_grad():
         model.mpnet.encoder.relative_attention_bias.weight.normal_(0.0, bias_scale)

@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import MPNetConfig, MPNetForSequenceClassification, RobertaConfig, RobertaForSequenceClassification
 
-from im_helpers import TEXTS, assert_weight_gradient_matches_finite_differences, batch, logits
+from im_helpers import TEXTS, TINY_ENCODER, assert_weight_gradient_matches_finite_differences, batch, logits
 from robustft.errors import ConfigError
 from robustft.models.factory import load_classifier, tiny_bert
 from robustft.models.im import (
@@ -197,18 +197,7 @@ def test_dropout_is_the_same_in_every_solver_call():
 
 
 def _tiny(config_class, model_class):
-    cfg = config_class(
-        vocab_size=100,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=40,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        pad_token_id=1,
-    )
-    return model_class(cfg).eval()
+    return model_class(config_class(**TINY_ENCODER)).eval()
 
 
 @pytest.mark.parametrize(

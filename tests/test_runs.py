@@ -13,7 +13,9 @@ import robustft
 from robustft import resources, runs
 from robustft.cli import main
 from robustft.config import AttackConfig, EvalConfig, TrainConfig
+from robustft.data.digests import model_digests
 from robustft.errors import ConfigError
+from robustft.models.factory import model_reference
 
 
 @pytest.fixture(scope="module")
@@ -223,3 +225,19 @@ def test_resolve_finds_the_run_of_a_model_folder_and_passes_other_references_thr
     assert runs.resolve(trained_run).model == str(trained_run / "best")
     assert runs.resolve(trained_run / "best").train_config["max_length"] == 64
     assert runs.resolve("minilm") == runs.Resolved("minilm")
+
+
+def test_a_run_folder_and_its_best_model_record_the_same_model_files(trained_run):
+    """A training run folder given as a model means its best/ model: naming either records the same inputs."""
+    trained_run = Path(trained_run)
+    from_run, from_best = model_digests(str(trained_run)), model_digests(str(trained_run / "best"))
+    assert from_run == from_best
+    assert "model/model.safetensors" in from_run and "model/config.json" in from_run
+    assert model_reference(str(trained_run)) == str(trained_run / "best")  # the folder the loader reads
+
+
+def test_the_run_folders_own_files_are_not_model_inputs(trained_run):
+    trained_run = Path(trained_run)
+    own = {p.name for p in trained_run.glob("*.json")} - {p.name for p in (trained_run / "best").glob("*.json")}
+    assert own  # e.g. metrics.json: the run's record, not part of the model
+    assert not {f"model/{name}" for name in own} & set(model_digests(str(trained_run)))

@@ -10,7 +10,7 @@ from robustft.training.objectives.textdefender import textdefender_training
 IM = {"arch": "im"}
 
 # The `textdefender` preset's seeded SST-2 test sample for every attack and the certificates: the least the issue
-# allows (200), as its price at 200 is already the ~6 CPU hours it was sized to (the preset's notes below).
+# allows (200); even so its price is above the ~6 CPU hours it was sized to (the preset's notes below).
 TEXTDEFENDER_N = 200
 
 PRESETS: dict[str, dict] = {
@@ -84,15 +84,13 @@ PRESETS: dict[str, dict] = {
     # protocol's attack sample drops).
     #   robustft bench textdefender --list        robustft bench textdefender --workers 2 --threads 1
     # Price (2026-12-05, `robustft bench textdefender --list`: estimator minutes of one process on every core of
-    # the rates file's 2-core Xeon, not calibrated here), training + evaluations and attacks per method: standard
-    # 2.9 + 14.5, PGD 10.7 + 14.5, FreeLB++ 80.0 + 14.5, InfoBERT 9.4 + 14.5, ASCC 25.3 + 14.5, DNE, SAFER,
-    # RanMASK and A2T 7.6 + 14.5 each, RIFT 47.8 + 14.5: 352 minutes, 5.9 hours (3.4 training, 2.4 evaluations and
-    # attacks). What the estimator leaves out: it prices DNE's, SAFER's, RanMASK's and A2T's training at its
-    # unmeasured default (3x a standard step), and the first three's evaluations and attacks as one model's, while
-    # their ensembles answer every query with 12 / 100 / 100 copies (11.6x / 95.5x / 96.7x a plain prediction,
-    # docs/defenses.md) and the certificate counts 1,000 more copies per example. Scaled by those measured factors,
-    # DNE's cell is about 3 hours, SAFER's and RanMASK's about 23-24 hours each: about 55 hours in all, most of it
-    # the two 100-copy ensembles under attack (without those two cells, about 8 hours).
+    # the rates file's 2-core Xeon, ensembles priced by their copies, TextBugger and DeepWordBug at their measured
+    # rates), training + evaluations and attacks per method: standard 2.9 + 5.6, PGD 10.7 + 5.6, FreeLB++ 80.0 +
+    # 5.6, InfoBERT 9.4 + 5.6, ASCC 25.3 + 5.6, A2T 7.6 + 5.6, RIFT 47.8 + 5.6, DNE 7.6 + 65.1 (12 copies), SAFER and
+    # RanMASK 7.6 + 555.7 each (100 copies answer every query, and the certificate counts 1,000 more per example):
+    # 1,422 minutes, 23.7 hours, of which the two 100-copy ensembles under attack are 18.7. Without those two cells
+    # (`--skip 'safer/*' --skip 'ranmask/*'`) 4.9 hours. DNE's, SAFER's, RanMASK's and A2T's training steps are
+    # priced at the estimator's unmeasured default (3x a standard step).
     "textdefender": {
         "name": "textdefender",
         "model": "minilm",

@@ -149,19 +149,25 @@ def read_parallel(paths: tuple[Path, Path, Path], label_map: dict[str, int]) -> 
     return out
 
 
+def json_object_line(path: Path, number: int, line: str, expected: str = "a JSON object per line") -> dict:
+    """One line of a JSON-lines data file as a dict, or a DataFormatError naming the file and line."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DataFormatError(path, number, f"invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise DataFormatError(path, number, "invalid JSON: nested too deeply") from None
+    if not isinstance(record, dict):
+        raise DataFormatError(path, number, f"expected {expected}, found {kind(record)}")
+    return record
+
+
 def read_jsonl(path: Path, label_map: dict[str, int], keep=None, required=("text", "label")) -> list[Example]:
     """JSON lines with `text` and `label` (IMDB); `keep(record)` selects a split (a ValueError it raises
     is reported with the file and line)."""
     out = []
     for number, line in iter_lines(path):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataFormatError(path, number, f"invalid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise DataFormatError(path, number, "invalid JSON: nested too deeply") from None
-        if not isinstance(record, dict):
-            raise DataFormatError(path, number, f"expected a JSON object with {list(required)}, found {kind(record)}")
+        record = json_object_line(path, number, line, f"a JSON object with {list(required)}")
         missing = [key for key in required if key not in record]
         if missing:
             raise DataFormatError(path, number, f"missing field(s) {missing}")

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from robustft.data.example import Example
-from robustft.data.json_document import kind, read_text_strict
-from robustft.data.readers import check_text, iter_lines, to_label
+from robustft.data.json_document import read_text_strict
+from robustft.data.readers import check_text, iter_lines, json_object_line, to_label
 from robustft.errors import ConfigError, DataFormatError
 
 # The roles of a column: a text, the second text of a pair, the label (`--data_columns.text review`).
@@ -92,15 +91,7 @@ def _json_lines(path: Path) -> Rows:
     for number, line in iter_lines(path):
         if not line.strip():
             raise DataFormatError(path, number, "empty line")
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataFormatError(path, number, f"invalid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise DataFormatError(path, number, "invalid JSON: nested too deeply") from None
-        if not isinstance(record, dict):
-            raise DataFormatError(path, number, f"expected a JSON object per line, found {kind(record)}")
-        rows.append((number, record))
+        rows.append((number, json_object_line(path, number, line)))
     columns = tuple(rows[0][1]) if rows else ()
     return Rows(path, columns, rows)
 

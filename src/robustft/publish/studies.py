@@ -25,9 +25,7 @@ EXPLICIT_GRADIENT = (
 )
 
 STUDIES = {
-    "quick": Study(
-        "BERT, IM-BERT and RIFT on 1,000 SST-2 examples, one seed (the smoke preset)", BUILT_IN, EXPLICIT_GRADIENT
-    ),
+    "quick": Study("BERT, IM-BERT and RIFT on 1,000 SST-2 examples, one seed (the smoke preset)", BUILT_IN),
     "advglue": Study("IM-BERT against BERT on the five AdvGLUE tasks, one seed", BUILT_IN, EXPLICIT_GRADIENT),
     "im-grad-pilot": Study(
         "IM-BERT's two gradient settings, a pilot (no claim)",
