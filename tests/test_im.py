@@ -286,11 +286,14 @@ def test_a_run_that_leaves_the_gradient_out_records_the_default_and_never_matche
     hash equal to one trained now, or resuming would mix two gradients in one model."""
     from robustft.config import TrainConfig, config_hash
 
-    today = TrainConfig(im={"arch": "im"})
+    today = TrainConfig(arch="im", im={"K": 10})
     today.validate()
-    assert today.im == {"arch": "im", "grad": "unrolled"}
-    before = TrainConfig(im={"arch": "im"})  # what such a config hashed as before the gradient was written down
+    assert today.im == {"K": 10, "grad": "unrolled"}
+    before = TrainConfig(arch="im", im={"K": 10})  # what such a config hashed as before the gradient was written down
     assert config_hash(today) != config_hash(before)
-    explicit = TrainConfig(im={"arch": "im", "grad": "explicit"})
+    explicit = TrainConfig(arch="im", im={"grad": "explicit"})
     explicit.validate()
-    assert explicit.im == {"arch": "im", "grad": "explicit"}
+    assert explicit.im == {"grad": "explicit"}
+    plain = TrainConfig(im={"K": 3})  # a plain model ignores its im settings
+    plain.validate()
+    assert plain.im == {"K": 3}

@@ -241,7 +241,9 @@ def check_and_pin_gradient(cfg) -> None:
     explicit to unrolled (issue 54), so a run folder trained before that under the same settings must not hash
     equal to one trained now (resuming or reusing it would mix two gradients)."""
     settings = check_user_settings(cfg.im)
-    if cfg.im and "grad" not in cfg.im:
+    # a training run of an IM or EX model (EX has no solve: its mode is recorded, unused, as it was when the default
+    # changed, so that EX folders of that time keep their hash)
+    if getattr(cfg, "arch", "plain") != "plain" and "grad" not in cfg.im:
         cfg.im = {**cfg.im, "grad": settings.grad}
 
 

@@ -17,6 +17,7 @@ from robustft.evaluation import advglue
 from robustft.evaluation.advglue_intervals import score_difference_over_seeds
 from robustft.evaluation.intervals import paired_difference_over_seeds
 from robustft.evaluation.stats import NO_DIFFERENCE, mean_std, paired_comparison
+from robustft.report.certified import certified_rows, is_certified
 from robustft.report.claims.anchors import anchor_rows
 from robustft.report.claims.deviations import collect_deviations
 from robustft.report.claims.paper_claims import claim_rows, joint_claim_rows
@@ -105,6 +106,9 @@ def build_summary(
         "deviations": collect_deviations(runs),
         "study": study or standing(),
     }
+    certified = certified_rows(keyed, labels, methods)
+    if certified:  # a report without certificates stays as it was
+        summary["certified"] = certified
     summary["anchors"] = anchor_rows(summary)
     summary["claims"] = claim_rows(summary)
     summary["joint_claims"] = joint_claim_rows(summary)
@@ -170,11 +174,13 @@ def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
     for ev_key in sorted(groups, key=_sort_key):
         members = groups[ev_key]
         runs_of, duplicates = {}, []
-        for run, key in sorted(members, key=lambda rk: rk[0].name):
+        # a certified eval's predictions are those of a plain eval of the same model and data: where both ran, the
+        # plain one counts and the certified one shows only in the certified table (not as a repeat)
+        for run, key in sorted(members, key=lambda rk: (is_certified(rk[0]), rk[0].name)):
             mine = runs_of.setdefault(key, {})
             seed = seed_of(run.model_config)
             if seed in mine:  # the same measurement twice (e.g. rerun into another folder): the first counts
-                duplicates.append(run.name)
+                duplicates += [] if is_certified(run) else [run.name]
                 continue
             mine[seed] = run
         rows = []

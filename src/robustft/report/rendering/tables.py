@@ -411,6 +411,48 @@ def _advglue_score_rows(summary: dict) -> list[list[str]]:
     return rows
 
 
+def _certified_definition(row: dict, figure: dict) -> str:
+    d = figure["changed_words"]
+    if d is None:
+        return f"{row['defense']}: every word within its perturbation set"
+    return f"{row['defense']}: {d} changed word{'s' if d != 1 else ''}"
+
+
+def certified_table(summary: dict) -> Table | None:
+    """Per certified eval run, each certified accuracy with its interval and n (RanMASK: one row per number of
+    changed words); None when no run carries certificates."""
+    found = summary.get("certified") or []
+    if not found:
+        return None
+    seeds: dict[str, set[str]] = {}
+    for r in found:
+        seeds.setdefault(r["method"], set()).add(r["seed"])
+    rows = []
+    for r in found:
+        method = r["method"] + (f" ({r['seed']})" if len(seeds[r["method"]]) > 1 else "")
+        data = {"kind": "clean", **r, "chose_epochs": [r["method"]] if r["selection"] else []}
+        setting = f"{r['copies'] if r['copies'] is not None else '-'} / {r['samples']:,} / {100 * r['confidence']:g}%"
+        rows += [
+            [
+                method,
+                measured_label(data),
+                f"{pct(f['accuracy'])} {interval(f['ci95'])}",
+                str(f["n"]),
+                _certified_definition(r, f),
+                setting,
+            ]
+            for f in r["figures"]
+        ]
+    notes = [f"{d}: {text}." for d, text in sorted({(r["defense"], r["definition"]) for r in found})]
+    notes.append(
+        "Certified: the true label's vote share over the samples' noisy copies, at its one-sided Clopper-Pearson "
+        "lower bound at the stated confidence, exceeds 1/2 by more than the threat model can move it. The 95% "
+        "interval is over the examples; the ensemble's copies are those its predictions average."
+    )
+    columns = ["method", "measured on", "certified accuracy % [95% CI]", "n", "definition"]
+    return Table("Certified accuracy", columns + ["ensemble copies / samples / confidence"], rows, notes, "certified")
+
+
 def overview_table(summary: dict) -> Table:
     """One row per evaluation and method: accuracy with its interval and n, the difference to its baseline (the
     bench's first method) with its interval and the verdict word; the majority class beside AdvGLUE only."""
@@ -438,6 +480,7 @@ def overview_table(summary: dict) -> Table:
 def all_tables(summary: dict) -> list[Table]:
     tables = [overview_table(summary)]
     tables += [t for t in (claims_table(summary), joint_claims_table(summary)) if t is not None]
+    tables += [t for t in (certified_table(summary),) if t is not None]
     tables.append(methods_table(summary))
     adv = advglue_table(summary)
     if adv:

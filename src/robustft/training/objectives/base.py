@@ -74,6 +74,7 @@ ARG_BOUNDS: dict[str, Bounds] = {
     **dict.fromkeys(("steps", "slots", "hull_chunk", "critic_hidden"), AT_LEAST_1),
     **dict.fromkeys(("lr", "hull_lr", "tau", "entropy_norm"), ABOVE_0),
     **dict.fromkeys(("label_smoothing", "cl", "ch"), SHARE),
+    "seed": Bounds(0, 2**32 - 1),  # an ensemble's noise seed: numpy's and torch's range
 }
 
 
