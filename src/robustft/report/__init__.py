@@ -4,6 +4,7 @@ folders.py       reading run folders, the report's only input
 method_keys.py   which trained model (method and seed) a run concerns, and its label
 run_accuracy.py  each run's accuracy with n and intervals, and its per-example outcomes for pairing
 summary.py       the report's content as one dict (report.json): methods, evaluations, paired comparisons
+certified.py     the certified accuracy of `eval --certify` runs (report.json's `certified`)
 claims/          paper knowledge: the papers' claims and verdict rules, published anchors, deviations
 rendering/       generic rendering: tables, Markdown, HTML pages, plots, the headless-browser check
 run.py           `report(cfg)` (the CLI verb) and `build_report(run_dirs, out_dir, ...)` (the Python API)

@@ -24,7 +24,7 @@ def is_certified(run: Run) -> bool:
 def certified_rows(keyed: list[tuple[Run, MethodKey]], labels: dict[MethodKey, str], methods: dict) -> list[dict]:
     """report.json's `certified`: per certified eval run (by method, data and seed) its settings and figures."""
     rows = [_row(run, labels[key], methods[labels[key]]) for run, key in keyed if is_certified(run)]
-    return sorted(rows, key=lambda r: (r["method"], r["task"], r["split"], str(r["n"]), r["seed"], r["run"]))
+    return sorted(rows, key=lambda r: (r["method"], str(r["task"]), str(r["split"]), r["n"] or 0, r["seed"], r["run"]))
 
 
 def _row(run: Run, label: str, method: dict) -> dict:
@@ -58,4 +58,4 @@ def _figures(run: Run, cert: dict) -> list[dict]:
         if not isinstance(acc, dict) or "correct" not in acc or "n" not in acc:
             raise DataFormatError(run.path / "metrics.json", None, f"certified accuracy at d={d} has no correct and n")
         out.append({"changed_words": None if d is None else int(d), **accuracy_from_counts(acc["correct"], acc["n"])})
-    return out
+    return sorted(out, key=lambda f: f["changed_words"] or 0)  # metrics.json's keys are strings: "10" < "2"
