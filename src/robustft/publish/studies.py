@@ -95,8 +95,8 @@ STUDIES = {
     "textdefender": Study(
         "Ten defenses under the TextDefender protocol on 1,000 SST-2 examples, one seed: clean accuracy, TextFooler, "
         "BERT-Attack, TextBugger and PWWS on one 200-example test sample, SAFER's and RanMASK's certified accuracy",
-        "the `textdefender` preset of src/robustft/bench/presets.py (issue 55), written 2026-12-05 before any of its "
-        "jobs ran",
+        "the `textdefender` preset of src/robustft/bench/presets.py (issue 55), committed in 960462a (2026-12-05) "
+        "before any of its jobs ran",
         (
             "One seed: its rows are a map of the defenses on one model each and carry no verdict.",
             "TextDefender's own BERT-base rows are not shown beside it: no SST-2 table of theirs was found in a "
