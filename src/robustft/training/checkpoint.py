@@ -17,7 +17,6 @@ A multi-process run saves every rank's RNG state (dropout differs per rank), so 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import random
@@ -33,6 +32,7 @@ from safetensors.torch import load_file, save_file
 
 from robustft.atomic import WriteError, fsync_path, os_errors, write_file
 from robustft.errors import RobustftError
+from robustft.resources import file_sha256
 
 log = logging.getLogger(__name__)
 
@@ -98,14 +98,6 @@ def _load_optimizer(optimizer, tensors: dict[str, torch.Tensor], meta: dict) -> 
 # --- finding checkpoints -------------------------------------------------------------------------
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _numbered(folder: Path) -> list[Path]:
     """Format-2 checkpoints (with a manifest), newest first."""
     if not folder.is_dir():
@@ -152,7 +144,7 @@ def verify(checkpoint: Path) -> None:
         size = path.stat().st_size
         if size != expected["bytes"]:
             raise CheckpointError(f"{path}: {size} bytes, the manifest says {expected['bytes']} (truncated?)")
-        if _sha256(path) != expected["sha256"]:
+        if file_sha256(path, cached=False) != expected["sha256"]:
             raise CheckpointError(f"{path}: content does not match its sha256 in the manifest (damaged)")
 
 
@@ -291,7 +283,9 @@ def _write_files(tmp: Path, modules, optimizer, scheduler, loop_state: dict, rng
     write_file(tmp / "state.json", (json.dumps(meta, default=str) + "\n").encode("utf-8"))
     for name in FILES[:3]:
         fsync_path(tmp / name)
-    files = {name: {"bytes": (tmp / name).stat().st_size, "sha256": _sha256(tmp / name)} for name in FILES}
+    files = {
+        name: {"bytes": (tmp / name).stat().st_size, "sha256": file_sha256(tmp / name, cached=False)} for name in FILES
+    }
     write_file(tmp / MANIFEST, (json.dumps({"format": FORMAT, "files": files}, indent=2) + "\n").encode("utf-8"))
 
 
