@@ -12,6 +12,17 @@ from pathlib import Path
 KIND_TITLES = {"attack": "Accuracy under attack", "advglue": "AdvGLUE accuracy", "clean": "Clean accuracy"}
 
 
+def _save(plt, fig, axes, used: int, title: str, path: Path) -> str:
+    """Blank the grid's unused panels, title the figure, write it as a PNG and free it; returns the file name."""
+    for ax in list(axes.flat)[used:]:
+        ax.axis("off")
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path.name
+
+
 def _pyplot():
     try:
         import matplotlib
@@ -61,14 +72,7 @@ def accuracy_plot(summary: dict, kind: str, out_dir: Path) -> str | None:
         ax.set_xlabel("accuracy % (95% CI per seed; red: mean over seeds)", fontsize=8)
         ax.set_title(ev["title"], fontsize=9)
         ax.grid(axis="x", alpha=0.3)
-    for ax in list(axes.flat)[len(evaluations) :]:
-        ax.axis("off")
-    fig.suptitle(KIND_TITLES[kind], fontsize=11)
-    fig.tight_layout()
-    name = f"accuracy_{kind}.png"
-    fig.savefig(out_dir / name, dpi=90)
-    plt.close(fig)
-    return name
+    return _save(plt, fig, axes, len(evaluations), KIND_TITLES[kind], out_dir / f"accuracy_{kind}.png")
 
 
 def _paired_panels(summary: dict) -> list[tuple[str, list[tuple[str, str, dict]]]]:
@@ -119,13 +123,14 @@ def paired_difference_plot(summary: dict, out_dir: Path) -> str | None:
         ax.set_xlabel("points (95% CI; hollow: one seed, grey: each seed)", fontsize=8)
         ax.set_title(title + (f"\nminus {pairs[0][1]}" if one_baseline else ""), fontsize=9)
         ax.grid(axis="x", alpha=0.3)
-    for ax in list(axes.flat)[len(panels) :]:
-        ax.axis("off")
-    fig.suptitle("Method minus baseline, paired on the same examples", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(out_dir / "paired_difference.png", dpi=90)
-    plt.close(fig)
-    return "paired_difference.png"
+    return _save(
+        plt,
+        fig,
+        axes,
+        len(panels),
+        "Method minus baseline, paired on the same examples",
+        out_dir / "paired_difference.png",
+    )
 
 
 def training_size_plot(summary: dict, out_dir: Path) -> str | None:
@@ -153,13 +158,7 @@ def training_size_plot(summary: dict, out_dir: Path) -> str | None:
         ax.set_title(title, fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(titles) :]:
-        ax.axis("off")
-    fig.suptitle("Robustness against training size", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(out_dir / "training_size.png", dpi=90)
-    plt.close(fig)
-    return "training_size.png"
+    return _save(plt, fig, axes, len(titles), "Robustness against training size", out_dir / "training_size.png")
 
 
 def probe_plot(summary: dict, out_dir: Path) -> str | None:
@@ -186,13 +185,7 @@ def probe_plot(summary: dict, out_dir: Path) -> str | None:
         ax.set_title(f"{p['task']} {p['split']}: {p['perturbation']}", fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(probes) :]:
-        ax.axis("off")
-    fig.suptitle("Probe: hidden-state distance per layer", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(out_dir / "probe.png", dpi=90)
-    plt.close(fig)
-    return "probe.png"
+    return _save(plt, fig, axes, len(probes), "Probe: hidden-state distance per layer", out_dir / "probe.png")
 
 
 def write_plots(summary: dict, out_dir: Path) -> list[str]:
