@@ -3,25 +3,14 @@ copies), unless asked; a finished run without them is still reused, never traine
 
 import json
 
-from robustft.config import TrainConfig
 from robustft.training import loop
 from robustft.training.checkpoint import discard_checkpoints
+from train_helpers import tiny_train_config
 
 
 def config(model_dir, out, **kw):
-    values = dict(
-        model=model_dir,
-        task="sst2",
-        n_train=48,
-        n_dev=16,
-        max_length=16,
-        epochs=2,
-        batch_size=16,
-        checkpoint_every=1,
-        precision="fp32",
-        output_dir=str(out),
-    )
-    return TrainConfig(**{**values, **kw})
+    settings = dict(n_train=48, max_length=16, epochs=2, batch_size=16, checkpoint_every=1)
+    return tiny_train_config(model_dir, out, **{**settings, **kw})
 
 
 def files_under(folder):

@@ -14,11 +14,11 @@ from transformers import AutoModelForSequenceClassification, BertForSequenceClas
 import robustft  # registers the IM/EX model types with the Auto classes, as a user's import does
 from im_helpers import TEXTS, batch, logits, tiny_mpnet
 from robustft.cli import main
-from robustft.config import TrainConfig
 from robustft.data.tasks import load_examples
 from robustft.models.factory import load_classifier, load_config, tiny_bert
 from robustft.models.im import convert, im_stats, settings_of, unconvert
 from robustft.models.model_card import write_model_card
+from train_helpers import tiny_train_config
 
 
 def saved(tmp_path, arch="im"):
@@ -156,19 +156,8 @@ def test_model_card_written_before_the_swap_names_the_final_folder(tmp_path):
 
 def trained_im_run(tmp_path, base: str):
     """An IM model trained for two steps on 16 real SST-2 examples, as a run folder."""
-    cfg = TrainConfig(
-        model=base,
-        task="sst2",
-        n_train=16,
-        n_dev=16,
-        epochs=1,
-        batch_size=8,
-        precision="fp32",
-        arch="im",
-        im={"layers": "all", "K": 3, "eta": 0.1, "form": "layer", "dt": 0.5},
-        output_dir=str(tmp_path / "run"),
-        checkpoint_every=0,
-    )
+    im = {"layers": "all", "K": 3, "eta": 0.1, "form": "layer", "dt": 0.5}
+    cfg = tiny_train_config(base, tmp_path / "run", arch="im", im=im)
     return robustft.train(cfg, progress=False)
 
 

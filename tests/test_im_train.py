@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from robustft.config import TrainConfig
 from robustft.models.factory import load_classifier, tiny_bert
 from robustft.models.im import im_stats, settings_of
 from robustft.training.loop import train
+from train_helpers import tiny_train_config
 
 
 @pytest.mark.parametrize("arch", ["im", "ex"])
@@ -15,19 +15,8 @@ def test_train_with_im_arch_saves_a_model_that_reloads_converted(tmp_path, arch)
     model, tok = tiny_bert(seed=0)
     model.save_pretrained(tmp_path / "tiny")
     tok.save_pretrained(tmp_path / "tiny")
-    cfg = TrainConfig(
-        model=str(tmp_path / "tiny"),
-        task="sst2",
-        n_train=16,
-        n_dev=16,
-        epochs=1,
-        batch_size=8,
-        precision="bf16",
-        arch=arch,
-        im={"layers": "2", "K": 1, "eta": 0.05, "form": "layer", "dt": 0.5},
-        output_dir=str(tmp_path / "run"),
-        checkpoint_every=0,
-    )
+    im = {"layers": "2", "K": 1, "eta": 0.05, "form": "layer", "dt": 0.5}
+    cfg = tiny_train_config(tmp_path / "tiny", tmp_path / "run", precision="bf16", arch=arch, im=im)
     run_dir = train(cfg, progress=False)
     saved = json.loads((run_dir / "best" / "config.json").read_text())["im"]
     assert saved["arch"] == arch and saved["layers"] == [2] and saved["form"] == "layer"

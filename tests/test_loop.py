@@ -8,9 +8,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from robustft.config import TrainConfig
 from robustft.training import loop
 from robustft.training.objectives.standard import Standard
+from train_helpers import tiny_train_config
 
 
 @pytest.fixture(scope="module")
@@ -31,21 +31,8 @@ def dropout_model_dir(tmp_path_factory):
 
 
 def small_config(model_dir, out, **kw):
-    base = dict(
-        model=model_dir,
-        task="sst2",
-        n_train=96,
-        n_dev=64,
-        max_length=32,
-        epochs=2,
-        batch_size=16,
-        lr=1e-3,
-        checkpoint_every=2,
-        output_dir=str(out),
-        precision="fp32",
-    )
-    base.update(kw)
-    return TrainConfig(**base)
+    settings = dict(n_train=96, n_dev=64, max_length=32, epochs=2, batch_size=16, lr=1e-3, checkpoint_every=2)
+    return tiny_train_config(model_dir, out, **{**settings, **kw})
 
 
 def test_run_folder_holds_config_metrics_log_and_best_model(tiny_model_dir, tmp_path):

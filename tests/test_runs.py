@@ -16,23 +16,13 @@ from robustft.config import AttackConfig, EvalConfig, TrainConfig
 from robustft.data.digests import model_digests
 from robustft.errors import ConfigError
 from robustft.models.factory import model_reference
+from train_helpers import tiny_train_config
 
 
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory, tiny_model_dir):
     out = tmp_path_factory.mktemp("runs") / "train64"
-    cfg = TrainConfig(
-        model=tiny_model_dir,
-        n_train=32,
-        n_dev=32,
-        max_length=64,
-        epochs=1,
-        batch_size=16,
-        precision="fp32",
-        output_dir=str(out),
-        progress=False,
-        threads=1,
-    )
+    cfg = tiny_train_config(tiny_model_dir, out, n_train=32, n_dev=32, max_length=64, batch_size=16, threads=1)
     return robustft.train(cfg)
 
 

@@ -26,6 +26,7 @@ from robustft.data.example import Example
 from robustft.errors import ConfigError
 from robustft.evaluation.run import evaluate
 from robustft.training import loop
+from train_helpers import tiny_train_config
 
 DRIVER = str(Path(__file__).with_name("scale_driver.py"))
 TIMING = ("seconds", "avg_seconds_per_example", "wall_seconds_this_session")
@@ -191,18 +192,8 @@ def test_tensorboard_tracker_logs_train_and_dev_scalars(tiny_model_dir, tmp_path
     pytest.importorskip("tensorboard")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    cfg = TrainConfig(
-        model=tiny_model_dir,
-        task="sst2",
-        n_train=32,
-        n_dev=16,
-        max_length=24,
-        epochs=1,
-        batch_size=8,
-        log_every=1,
-        precision="fp32",
-        tracker="tensorboard",
-        output_dir=str(tmp_path / "run"),
+    cfg = tiny_train_config(
+        tiny_model_dir, tmp_path / "run", n_train=32, max_length=24, log_every=1, tracker="tensorboard"
     )
     run = loop.train(cfg, progress=False)
     events = EventAccumulator(str(next((run / "trackers").iterdir()))).Reload()
