@@ -228,3 +228,21 @@ def test_a_report_is_rechecked_against_the_baseline_its_bench_named(exported):
     assert any(p.startswith("report.json") for p in recheck(exported))  # published.json does not name it yet
     (exported / "published.json").write_text(json.dumps({"baseline": chosen}))
     assert recheck(exported) == []
+
+
+def test_a_study_on_another_backbone_names_it_in_each_bottom_line_row(exported, monkeypatch):
+    """A reader of the bottom line must tell an MPNet row from a MiniLM one without opening the study."""
+    from robustft.publish import studies
+    from robustft.publish.results_page import render_results_page
+
+    about = {"command": "robustft bench quick", "jobs": 10, "wall_minutes": None, "machine": "2 CPU cores"}
+    (exported / "published.json").write_text(json.dumps({**about, "expected_minutes": 1.0, "git_commit": "abc"}))
+
+    def rows():
+        head = render_results_page(exported.parent).partition("\n## `")[0]
+        return [line for line in head.splitlines() if "| `quick` (finished) |" in line]
+
+    assert rows() and not any("MPNet" in row for row in rows())
+    mpnet = studies.Study("q", "r", backbone="MPNet at base size")
+    monkeypatch.setitem(studies.STUDIES, "quick", mpnet)
+    assert rows() and all(row.split(" | ")[0].endswith(", MPNet at base size") for row in rows())
