@@ -1,10 +1,12 @@
 """How long a bench's jobs will take here: each job's price (bench/pricing.py) scaled by this machine's factors
 (bench/calibrate.py), a partly run job's part left at its own measured rate (bench/progress.py); and the job list
-`robustft bench PRESET --list` prints."""
+`robustft bench PRESET --list` prints; with several workers, the wall time their shared queue takes."""
 
 from __future__ import annotations
 
-from robustft.bench.calibrate import describe_factors
+import math
+
+from robustft.bench.calibrate import describe_factors, slowdown
 from robustft.bench.matrix import Job
 from robustft.bench.plan import status
 from robustft.bench.pricing import expected_seconds
@@ -18,6 +20,44 @@ def expected_here(jobs: list[Job], all_jobs: list[Job], factors: Factors) -> lis
     scale = [factors.get(j.kind, (1.0, 0))[0] for j in jobs]
     priced = zip(jobs, expected_seconds(jobs, all_jobs), scale, strict=True)
     return [left if (left := seconds_left(j)) is not None else s * f for j, s, f in priced]
+
+
+def wall_seconds(jobs: list[Job], seconds: list[float], workers: int) -> float:
+    """The wall time of `workers` processes running `jobs` (the jobs still to do, in the bench's order, each taking
+    its `seconds` in one of them) as bench/runner.py's queue runs them: a free worker takes the first job left that
+    can start, an evaluation or attack only once its model's training has ended."""
+    trainings = {j.id for j in jobs if j.kind == "train"}
+    ends: dict[str, float] = {}  # each started job's end
+
+    def can_start(job: Job, now: float) -> bool:
+        if job.kind == "train" or job.cell not in trainings:  # a training, or a model trained before
+            return True
+        return ends.get(job.cell, math.inf) <= now
+
+    free = [0.0] * max(1, workers)  # when each worker is next free
+    left = list(zip(jobs, seconds, strict=True))
+    while left:
+        worker = min(range(len(free)), key=free.__getitem__)
+        now = free[worker]
+        picked = next((item for item in left if can_start(item[0], now)), None)
+        if picked is None:  # every job left waits for a training another worker is running
+            free[worker] = min(end for end in ends.values() if end > now)
+            continue
+        left.remove(picked)
+        ends[picked[0].id] = free[worker] = now + picked[1]
+    return max(ends.values(), default=0.0)
+
+
+def describe_wall_time(
+    jobs: list[Job], all_jobs: list[Job], factors: Factors, workers: int, threads: int | None
+) -> str:
+    """'about 246 min as one process' and, for several workers, the wall time their queue is expected to take."""
+    one_process = expected_here(jobs, all_jobs, factors)
+    text = f"about {sum(one_process) / 60:.0f} min as one process"
+    if workers > 1:
+        each = [s * slowdown(threads) for s in one_process]
+        text += f", about {wall_seconds(jobs, each, workers) / 60:.0f} min of wall time on {workers} workers"
+    return text
 
 
 def describe_jobs(jobs: list[Job], all_jobs: list[Job], factors: Factors) -> str:

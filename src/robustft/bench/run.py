@@ -20,7 +20,7 @@ from robustft.atomic import atomic_write_json
 from robustft.bench import carry
 from robustft.bench.calibrate import describe_factors, machine_factors
 from robustft.bench.deadline import deadline_for, parse_deadline
-from robustft.bench.forecast import describe_jobs, expected_here
+from robustft.bench.forecast import describe_jobs, describe_wall_time, expected_here
 from robustft.bench.matrix import bench_dir
 from robustft.bench.plan import Plan, plan, status
 from robustft.bench.precision import pin_auto_precision
@@ -49,7 +49,9 @@ def list_jobs(cfg: BenchConfig, only: str | None = None, skip: str | list[str] |
     parse_deadline(cfg.deadline)  # a bad one is named before anything runs
     p = plan(cores_shared(cfg), only, skip)
     pin_auto_precision(p.jobs, p.cfg.device)
-    print(describe_jobs(p.chosen, p.jobs, machine_factors(p.folder.parent)))
+    factors = machine_factors(p.folder.parent)
+    print(describe_jobs(p.chosen, p.jobs, factors))
+    print(f"to do: {describe_wall_time(p.todo(), p.jobs, factors, p.cfg.workers, p.cfg.threads)}")
     return p.statuses()
 
 
@@ -91,7 +93,7 @@ def record_bench(cfg: BenchConfig, folder: Path) -> None:
         atomic_write_json(folder / runs.CONFIG, runs.describe(dataclasses.replace(cfg, shard=None), {}))
 
 
-def announce(p: Plan, todo: list, expected: float, factors: dict, threads_chosen: bool) -> None:
+def announce(p: Plan, todo: list, factors: dict, threads_chosen: bool) -> None:
     """The line a bench starts with (once: by the main process, or by each shard given by hand)."""
     if not (runtime.world().main or p.shard is None or p.cfg.shard):
         return
@@ -101,8 +103,8 @@ def announce(p: Plan, todo: list, expected: float, factors: dict, threads_chosen
         workers += f" of {p.cfg.threads} thread(s) each (the cores shared out; set --threads to choose)"
     print(
         f"bench {p.cfg.name}{part}: {len(p.chosen)} jobs, {len(p.chosen) - len(todo)} already done{workers}; "
-        f"expected wall time about {expected / 60:.0f} min as one process (priced from measured rates, "
-        f"{describe_factors(factors)}, partly run jobs at their own rate)"
+        f"expected {describe_wall_time(todo, p.jobs, factors, p.cfg.workers, p.cfg.threads)} (priced from "
+        f"measured rates, {describe_factors(factors)}, partly run jobs at their own rate)"
     )
 
 
@@ -178,7 +180,7 @@ def bench(
     todo = p.todo()
     factors = machine_factors(p.folder.parent)
     expected = sum(expected_here(todo, p.jobs, factors))
-    announce(p, todo, expected, factors, threads_chosen=p.cfg.threads != cfg.threads)
+    announce(p, todo, factors, threads_chosen=p.cfg.threads != cfg.threads)
     started = time.perf_counter()
     failed = run_todo(p, todo, overwrite)
     result = record_outcome(p, failed, time.perf_counter() - started, expected)
