@@ -26,7 +26,15 @@ EXPLICIT_GRADIENT = (
 )
 
 STUDIES = {
-    "quick": Study("BERT, IM-BERT and RIFT on 1,000 SST-2 examples, one seed (the smoke preset)", BUILT_IN),
+    "quick": Study(
+        "BERT, IM-BERT and RIFT on 1,000 SST-2 examples, one seed (the smoke preset)",
+        BUILT_IN,
+        (
+            "Its IM-BERT was trained with the exact (unrolled) gradient, the default since issue 54; its config.json "
+            "shows `im: {}` because the code of that run (15f9463) recorded the mode only beside other IM settings "
+            "(docs/im_bert.md, \"Which gradient trains\").",
+        ),
+    ),
     "advglue": Study("IM-BERT against BERT on the five AdvGLUE tasks, one seed", BUILT_IN, EXPLICIT_GRADIENT),
     "im-grad-pilot": Study(
         "IM-BERT's two gradient settings, a pilot (no claim)",
