@@ -612,3 +612,16 @@ def test_attacks_are_also_compared_on_the_examples_both_models_got_right_before(
     table = evaluation_table(summary["evaluations"][0])
     assert table.columns[-1] == "the same on the examples both got right before the attack"
     assert table.rows[0][-1].startswith("+0.0 [0.0, 0.0] vs plain+standard") and "n=20" in table.rows[0][-1]
+
+
+def test_the_anchors_note_names_the_backbones_the_methods_were_fine_tuned_from():
+    """An MPNet study's report must not say its numbers are MiniLM's."""
+    from robustft.report.rendering.tables import anchors_table
+
+    def note(*models):
+        methods = {f"m{i}": {"model": model} for i, model in enumerate(models)}
+        return anchors_table({"anchors": [], "methods": methods}).notes[0]
+
+    assert note("mpnet", "mpnet").startswith("Absolute numbers on MPNet differ")
+    assert note("minilm", "mpnet").startswith("Absolute numbers on MiniLM and MPNet differ")
+    assert note("/tmp/x/tiny_bert").startswith("Absolute numbers on tiny_bert differ")

@@ -32,7 +32,7 @@ STUDIES = {
         (
             "Its IM-BERT was trained with the exact (unrolled) gradient, the default since issue 54; its config.json "
             "shows `im: {}` because the code of that run (15f9463) recorded the mode only beside other IM settings "
-            "(docs/im_bert.md, \"Which gradient trains\").",
+            '(docs/im_bert.md, "Which gradient trains").',
         ),
     ),
     "advglue": Study("IM-BERT against BERT on the five AdvGLUE tasks, one seed", BUILT_IN, EXPLICIT_GRADIENT),

@@ -4,6 +4,7 @@ Accuracies print as percentages with one decimal; intervals in brackets; n alway
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from robustft.evaluation.advglue import TASKS as ADVGLUE_TASKS
 
@@ -243,9 +244,18 @@ def anchors_table(summary: dict) -> Table:
         "Published anchors beside ours",
         ["benchmark", "figure", "published %", "source", "ours %"],
         rows,
-        ["Absolute numbers on MiniLM differ from the papers' backbones; compare directions and gains."],
+        [f"Absolute numbers on {backbones(summary)} differ from the papers' backbones; compare directions and gains."],
         section="anchors",
     )
+
+
+BACKBONE_NAMES = {"minilm": "MiniLM", "mpnet": "MPNet"}
+
+
+def backbones(summary: dict) -> str:
+    """The models the report's methods were fine-tuned from, by name ('MiniLM', 'MiniLM and MPNet')."""
+    names = {BACKBONE_NAMES.get(m["model"], Path(m["model"]).name) for m in summary["methods"].values()}
+    return " and ".join(sorted(names, key=str.lower)) or "these models"
 
 
 def seeds_by_examples(c: dict) -> str:
