@@ -290,7 +290,7 @@ def test_a_killed_rank_resumes_exactly_under_either_launcher(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["rift", "freelb"])
 def test_every_rank_keeps_the_same_weights_for_objectives_that_forward_several_times(tiny_model_dir, tmp_path, method):
-    """RIFT (a hull search, two forwards, its own heads outside DDP) and FreeLB (backward inside loss)."""
+    """RIFT (a hull search, two forwards, its own heads outside DDP) and FreeLB (several forwards in one loss)."""
     sync = tmp_path / "sync.json"
     launch(
         [

@@ -118,31 +118,6 @@ def test_pooled_difference_with_one_seed_is_the_paired_bootstrap_and_seed_spread
     assert same["ci95"][1] - same["ci95"][0] < apart["ci95"][1] - apart["ci95"][0]
 
 
-@pytest.mark.parametrize(
-    "ci, claimed, expected",
-    [
-        ((0.02, 0.12), 0.083, "reproduced"),
-        ((0.01, 0.05), 0.083, "smaller than claimed"),
-        ((-0.03, 0.05), 0.083, "not reproduced"),
-        ((-0.03, 0.10), 0.083, "inconclusive"),
-        ((0.01, 0.03), None, "reproduced"),
-        ((-0.04, -0.01), None, "not reproduced"),
-        ((-0.04, 0.01), None, "inconclusive"),
-    ],
-)
-def test_a_claim_is_judged_by_where_the_interval_lies(ci, claimed, expected):
-    from robustft.evaluation.stats import claim_verdict
-
-    assert claim_verdict(ci, claimed) == expected
-
-
-def test_examples_to_resolve_scale_with_the_squared_ratio_of_width_to_effect():
-    from robustft.evaluation.stats import examples_to_resolve
-
-    assert examples_to_resolve(0.06, 148, 0.03) == 592  # half the effect of the half-width: four times the examples
-    assert examples_to_resolve(0.06, 148, 0.0) is None
-
-
 def _table(seed_effects, n=400, shared=0.0, seed=0):
     """A seeds x n table of paired differences in {-1, 0, 1}: each seed's mean near its effect; with `shared`, that
     share of examples gives every seed the same outcome (models agreeing across seeds)."""

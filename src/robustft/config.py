@@ -234,7 +234,7 @@ class AttackConfig(DataSettings, RunSettings):
     model: str = setting(None, "run folder (its best/ model), model folder, alias or hub name")
     task: str = setting("sst2", "task name")
     split: str | None = setting(None, "split (default: test if the task has one, else dev)")
-    recipe: str = setting("textfooler", "pwws, textfooler, bert-attack, genetic or ascc")
+    recipe: str = setting("textfooler", "pwws, textfooler, bert-attack, genetic, textbugger, deepwordbug or ascc")
     recipe_args: dict[str, Any] = setting(help="recipe settings, e.g. --recipe_args.neighbours glove", factory=dict)
     protocol: str | None = setting(
         None,
@@ -347,8 +347,8 @@ class BenchConfig(RunSettings):
     workers: int = setting(
         1,
         "processes that run jobs at once on this machine, each taking the next job no other holds (threads: "
-        "CPU cores / workers unless set). On CPU two one-thread workers attack 1.2-1.6x faster than one "
-        "two-thread process (docs/performance.md)",
+        "CPU cores / workers unless set). On 2 CPU cores two one-thread workers got through 1.7-1.9x the work "
+        'of one two-thread process in whole studies (docs/performance.md, "Bench workers")',
         min=1,
     )
     shard: str | None = setting(

@@ -13,8 +13,8 @@ methods on the same examples, mean and std over seeds, and the majority-class ba
 
 Differences over several seeds and the verdicts on published claims live beside this module: `intervals` (an
 interval that counts seeds), `power` (the seeds and examples that would settle a question), `verdicts` (the
-verdict rule, joint claims) and `frontier` (matched clean accuracy); docs/statistics.md. The two-level bootstrap,
-`claim_verdict` and `examples_to_resolve` below are kept for their callers until they switch.
+verdict rule, joint claims) and `frontier` (matched clean accuracy); docs/statistics.md. The two-level bootstrap
+below (`pooled_paired_difference`) is kept only as the replaced method the coverage simulation compares against.
 """
 
 from __future__ import annotations
@@ -155,28 +155,6 @@ def pooled_paired_difference(
         means.append(np.einsum("bs,si,bi->b", seed_draws, d, example_draws) / (seeds * n))
     low, high = np.quantile(np.concatenate(means), [(1 - level) / 2, (1 + level) / 2])
     return {"difference": float(d.mean()), "ci95": [float(low), float(high)], "n_seeds": seeds, "n": n}
-
-
-def claim_verdict(ci95: Sequence[float], claimed: float | None = None) -> str:
-    """A published effect (A better than B by `claimed`, or just better when None) against our interval of A - B:
-    'reproduced' (the interval is above 0 and reaches the claimed size), 'smaller than claimed' (above 0, below the
-    claimed size), 'not reproduced' (the interval rules out the claimed size, or is below 0 when no size was
-    claimed), else 'inconclusive'. Superseded by `verdicts.judge_claim`, which also withholds a verdict."""
-    low, high = ci95
-    if low > 0:
-        return "reproduced" if claimed is None or high >= claimed else "smaller than claimed"
-    if high < (claimed if claimed is not None else 0.0):
-        return "not reproduced"
-    return "inconclusive"
-
-
-def examples_to_resolve(half_width: float, n: int, effect: float) -> int | None:
-    """About how many paired examples an interval of `half_width` at `n` needs to exclude 0 for a true difference
-    of `effect` (the half-width shrinks as 1 / sqrt(n)); None for no effect. It takes all width to be example
-    noise; `power.what_would_settle` states seeds and examples from the observed spreads instead."""
-    if effect == 0:
-        return None
-    return math.ceil(n * (half_width / abs(effect)) ** 2)
 
 
 def mean_std(values: Sequence[float]) -> dict:
