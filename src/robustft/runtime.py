@@ -24,7 +24,6 @@ from robustft.config import PRECISIONS
 from robustft.errors import ConfigError
 
 DEVICE_HELP = "auto (cuda if available, else cpu), cpu, cuda, cuda:1, mps"
-PRECISION_HELP = "auto (bf16 where the device supports it, else fp16 on cuda, else fp32), bf16, fp16 or fp32"
 
 
 def pick_device(name: str | torch.device | None = "auto") -> torch.device:
