@@ -97,7 +97,16 @@ def test_hull_search_in_chunks_finds_the_whole_batch_weights(entropy_norm):
     assert [build_objective(m, {"hull_chunk": 24}).hull.chunk for m in ("rift-snli", "ascc")] == [24, 24]
 
 
-@pytest.mark.parametrize("method", ["pgd", "trades", "freelb", "ascc", "rift", "infobert"])
+A2T_ATTACKING = {"share": 1.0, "clean_epochs": 0, "min_words": 0, "max_rate": 1.0, "similarity": 0.0}
+ADVERSARY_ARGS = {
+    "rift": {"teacher": "copy", "steps": 1},
+    "ascc": {"steps": 1},
+    "dne": {"steps": 1},
+    "a2t": A2T_ATTACKING,
+}
+
+
+@pytest.mark.parametrize("method", ["pgd", "trades", "freelb", "ascc", "rift", "infobert", "a2t", "dne"])
 def test_inner_adversary_choice_is_explicit(method):
     """The training adversary ascends the exact gradient by default and the model's own with 'model'."""
     model, tok = tiny_bert(seed=0, initializer_range=0.2)
@@ -112,8 +121,7 @@ def test_inner_adversary_choice_is_explicit(method):
 
         layer._solve = spy.__get__(layer)
     for choice, expected in (("exact", "unrolled"), ("model", "explicit")):
-        args = {"teacher": "copy", "steps": 1} if method == "rift" else {"steps": 1} if method == "ascc" else {}
-        objective = build_objective(method, {**args, "im_adversary_grad": choice})
+        objective = build_objective(method, {**ADVERSARY_ARGS.get(method, {}), "im_adversary_grad": choice})
         objective.neighbors = NEIGHBORS
         objective.setup(model, TrainContext(tok, get_task("sst2"), "tiny"))
         seen.clear()

@@ -18,7 +18,9 @@ import torch.nn.functional as F
 from robustft.adversary.a2t import A2TAttack, A2TSettings
 from robustft.adversary.candidates import DEFAULT_SLOTS, CandidateBuilder
 from robustft.data.batching import model_inputs
+from robustft.models.im import adversary_gradients
 from robustft.training.objectives.base import AT_LEAST_0, SHARE, Objective, register_objective
+from robustft.training.objectives.embedding import check_adversary_grad
 from robustft.training.objectives.textdefender import textdefender_training
 
 DEVIATIONS = [
@@ -48,7 +50,10 @@ class A2T(Objective):
         min_words: int = 4,
         similarity: float = 0.9,
         slots: int = DEFAULT_SLOTS,
+        im_adversary_grad: str = "exact",
     ):
+        check_adversary_grad(im_adversary_grad)
+        self.im_adversary_grad = im_adversary_grad  # the word-importance gradient on an IM model (docs/im_bert.md)
         self.share, self.alpha, self.clean_epochs = share, alpha, clean_epochs
         self.settings = A2TSettings(max_rate, min_words, similarity)
         self.slots = slots
@@ -86,7 +91,8 @@ class A2T(Objective):
             return clean, logs
         rows = torch.randperm(len(labels))[: math.ceil(self.share * len(labels))].tolist()
         part = rows_of(batch, rows)
-        outcome = self.attack(model, part)
+        with adversary_gradients(model, self.im_adversary_grad):
+            outcome = self.attack(model, part)
         won = outcome.success.nonzero().flatten().tolist()
         logs["adv_success"] = len(won) / len(rows)
         if not won:

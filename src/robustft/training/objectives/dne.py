@@ -14,7 +14,9 @@ import torch.nn.functional as F
 
 from robustft.adversary import dne
 from robustft.adversary.ensemble import EnsembleSettings
+from robustft.models.im import adversary_gradients
 from robustft.training.objectives.base import ABOVE_0, AT_LEAST_0, AT_LEAST_1, register_objective
+from robustft.training.objectives.embedding import check_adversary_grad
 from robustft.training.objectives.ensemble import EnsembleObjective
 from robustft.training.objectives.textdefender import textdefender_training
 
@@ -49,7 +51,11 @@ class DNE(EnsembleObjective):
         vote: str = "logits",
         seed: int = 0,
         chunk: int = 32,
+        im_adversary_grad: str = "exact",
     ):
+        check_adversary_grad(im_adversary_grad)
+        # as in FreeLB, the ascent and the training loss share each forward: "exact" makes both gradients exact
+        self.im_adversary_grad = im_adversary_grad
         self.dne = dne.DNESettings(alpha, decay, neighbours, steps, step_size)
         self.table_width = neighbours
         settings = EnsembleSettings(
@@ -71,13 +77,14 @@ class DNE(EnsembleObjective):
 
     def loss(self, model, batch):
         labels = batch["labels"]
-        parts = dne.losses(
-            model,
-            batch,
-            self.table,
-            self.words(batch),
-            self.dne,
-            lambda logits: F.cross_entropy(logits.float(), labels),
-        )
+        with adversary_gradients(model, self.im_adversary_grad):
+            parts = dne.losses(
+                model,
+                batch,
+                self.table,
+                self.words(batch),
+                self.dne,
+                lambda logits: F.cross_entropy(logits.float(), labels),
+            )
         # TextDefender back-propagates each of these losses before one optimizer step: their sum
         return sum(parts), {"ce_sample": parts[0].item(), "ce_ascent": parts[-1].item()}
