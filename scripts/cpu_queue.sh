@@ -6,8 +6,12 @@
 #   3. the textdefender preset           without SAFER and RanMASK under attack (9.3 CPU hours each; issue 55)
 #
 #   bash scripts/cpu_queue.sh --list     each study's jobs still to do and its expected time (one process, and wall
-#                                        time on the two workers it runs with)
+#                                        time on two workers)
 #   bash scripts/cpu_queue.sh            run the queue
+#
+# Two lanes (one process of one thread per core) go down the list together, sharing each study's jobs; a lane that
+# finds only jobs the other lane holds (a training and the evaluations and attacks of its model) leaves them to it
+# (`--wait false`) and starts the next study, so no core idles through a study's last long chain.
 #
 # Run it from a worktree of a fixed commit (`git worktree add ../bench-wt HEAD`, then the script there with this
 # checkout's venv: ROBUSTFT=/path/to/.venv/bin/robustft PYTHONPATH=../bench-wt/src), so that code edited meanwhile
@@ -20,12 +24,20 @@ STUDIES=(
   "configs/rift-frontier-sst2.yaml"
   "textdefender --skip safer/* --skip ranmask/*"
 )
-for study in "${STUDIES[@]}"; do
-  read -r -a args <<<"$study"  # no globbing: the patterns go to robustft as they are
-  if [[ "${1:-}" == "--list" ]]; then
+if [[ "${1:-}" == "--list" ]]; then
+  for study in "${STUDIES[@]}"; do
+    read -r -a args <<<"$study"  # no globbing: the patterns go to robustft as they are
     echo "== ${args[0]}: $("$ROBUSTFT" bench "${args[@]}" --workers 2 --list | tail -n 1)"
-  else
-    echo "== $(date -u +%FT%TZ) robustft bench ${args[*]} --workers 2"
-    nice -n 10 "$ROBUSTFT" bench "${args[@]}" --workers 2
-  fi
-done
+  done
+  exit 0
+fi
+lane() {
+  for study in "${STUDIES[@]}"; do
+    read -r -a args <<<"$study"
+    echo "== $(date -u +%FT%TZ) lane $1: robustft bench ${args[*]}"
+    nice -n 10 "$ROBUSTFT" bench "${args[@]}" --threads 1 --wait false || echo "== lane $1: ${args[0]} had failed jobs"
+  done
+}
+lane 0 &
+lane 1 &
+wait

@@ -1,6 +1,7 @@
 """`robustft bench` on a tiny random BERT: the matrix expands into run folders, finished jobs are reused after an
 interruption, jobs can be listed and run one at a time, and model selection never touches an evaluation set."""
 
+import dataclasses
 import json
 
 import pytest
@@ -378,3 +379,24 @@ def test_prices_come_from_a_rates_file_that_says_where_each_rate_came_from(tmp_p
     monkeypatch.setenv(pricing.RATES_ENV, str(tmp_path / "broken.json"))
     with pytest.raises(DataFormatError, match=r"broken.json: a rates file needs the entry 'attacks'"):
         pricing.train_seconds(cfg)
+
+
+def test_without_waiting_a_bench_leaves_what_another_process_holds_and_ends(tiny_model_dir, tmp_path, monkeypatch):
+    """`wait: false` (two lanes of scripts/cpu_queue.sh): a training another process holds is left to it with its
+    evaluations and attacks, and the bench ends once everything else is done instead of idling."""
+    from robustft.bench import runner
+    from robustft.runs import is_finished, try_hold
+
+    monkeypatch.setattr(runner, "WAIT_POLL_S", 0.05)
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "b", wait=False, attacks=[])
+    jobs = expand(cfg)
+    held = next(j for j in jobs if j.kind == "train" and j.id.startswith("im/"))
+    with try_hold(runner.claim_path(tmp_path / "b", held.id)) as mine:  # another process trains the IM cell
+        assert mine
+        result = bench(cfg)
+    theirs = [j for j in jobs if j.cell == held.id]
+    assert len(theirs) == 3 and not any(is_finished(j.folder) for j in theirs)  # left, not failed
+    assert all(is_finished(j.folder) for j in jobs if j.cell != held.id)
+    assert not result["complete"] and all(result["jobs"][j.id] == "todo" for j in theirs)
+    again = bench(dataclasses.replace(cfg, wait=True))  # released: the next call does them
+    assert again["complete"]

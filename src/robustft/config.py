@@ -312,7 +312,7 @@ class BenchConfig(RunSettings):
 
     verb: ClassVar[str] = "bench"
     not_hashed: ClassVar[frozenset[str]] = frozenset(
-        {"output_dir", "device", "threads", "progress", "shard", "workers", "deadline", "report_with"}
+        {"output_dir", "device", "threads", "progress", "shard", "workers", "deadline", "report_with", "wait"}
     )
 
     name: str = setting("custom", "name of the bench (a preset's name)")
@@ -360,6 +360,12 @@ class BenchConfig(RunSettings):
         None,
         "UTC time YYYY-MM-DDTHH:MM (e.g. a session's end): no cell starts training unless the estimate says its "
         "training, evaluations and attacks end by then (its model does not outlive the session)",
+    )
+    wait: bool = setting(
+        True,
+        "wait for the jobs another process holds (and the evaluations and attacks of the models it trains); "
+        "false: leave them to it and end when nothing else is left here, e.g. to start the next study "
+        "(scripts/cpu_queue.sh)",
     )
     report_with: list[str] = setting(
         help="names of other benches whose run folders this bench's report also reads (beside this bench's folder, "

@@ -139,7 +139,7 @@ def run_todo(p: Plan, todo: list, overwrite: bool) -> dict[str, str]:
     if p.cfg.workers > 1:
         return run_workers(todo, p.folder, p.cfg, overwrite, p.chosen, deadline)
     bar = progress_bar(p.cfg, len(p.chosen) - len(todo), len(p.chosen))
-    return run_jobs(todo, p.folder, overwrite, bar, p.chosen, deadline)
+    return run_jobs(todo, p.folder, overwrite, bar, p.chosen, deadline, p.cfg.wait)
 
 
 def record_outcome(p: Plan, failed: dict[str, str], wall_s: float, expected: float) -> dict:

@@ -65,7 +65,9 @@ class Queue:
     bar: Any  # a tqdm bar: one step a job, whatever became of it
     jobs: list[Job]  # the bench's: a cell's restored results are checked against each model trained here
     deadline: Deadline | None
+    wait: bool = True  # for what another process holds; False: leave it to that process
     failed: dict[str, str] = dataclasses.field(default_factory=dict)
+    left: list[str] = dataclasses.field(default_factory=list)  # left to other processes (wait False)
 
     def __post_init__(self):
         self.pending = list(self.pending)
@@ -92,8 +94,18 @@ class Queue:
         """An evaluation or attack whose model is still to be trained, here or by another process."""
         if job.kind == "train" or runs.is_finished(Path(job.config.model)):  # the cell's training folder
             return False
-        trainer_here = any(j.id == job.cell for j in self.pending)
-        return trainer_here or (job.cell not in self.ids and held_elsewhere(self.folder, job.cell))
+        if self.trains_here(job):
+            return True
+        ended_here = job.cell in self.ids and job.cell not in self.left  # trained, failed or put off here
+        return not ended_here and held_elsewhere(self.folder, job.cell)
+
+    def trains_here(self, job: Job) -> bool:
+        return any(j.id == job.cell for j in self.pending)
+
+    def leave(self, job: Job) -> None:
+        """Leave a job another process holds, or whose model it trains, to that process (wait False)."""
+        self.left.append(job.id)
+        self.finish(job)
 
     def cannot_run(self, job: Job) -> str | None:
         """Why an evaluation or attack cannot use its model (None: it can, or it is a training)."""
@@ -132,12 +144,16 @@ class Queue:
             self.finish(job)
             return False
         if self.waits_for_model(job):
+            if not self.wait and not self.trains_here(job):
+                self.leave(job)
             return False
         if why := self.cannot_run(job):
             self.finish(job, why)
             return False
         with runs.try_hold(claim_path(self.folder, job.id)) as mine:
             if not mine:
+                if not self.wait:
+                    self.leave(job)
                 return False
             why = self.run(job) if status(job) != "done" else None
         self.finish(job, why)
@@ -149,16 +165,24 @@ class Queue:
             if self.pending and not ran:
                 time.sleep(WAIT_POLL_S)
         self.bar.close()
+        if self.left:
+            log.warning("bench: left %d jobs to the processes that hold them or train their models", len(self.left))
         return self.failed
 
 
 def run_jobs(
-    pending: list[Job], folder: Path, overwrite: bool, bar, jobs: list[Job] = (), deadline: Deadline | None = None
+    pending: list[Job],
+    folder: Path,
+    overwrite: bool,
+    bar,
+    jobs: list[Job] = (),
+    deadline: Deadline | None = None,
+    wait: bool = True,
 ) -> dict[str, str]:
     """Run the pending jobs in the bench's order, sharing them with any other process working on the same bench;
-    a cell whose training `deadline` leaves no time for is not started (its jobs stay to do). Returns {job id: why
-    it failed}."""
-    return Queue(pending, folder, overwrite, bar, list(jobs), deadline).run_all()
+    a cell whose training `deadline` leaves no time for is not started (its jobs stay to do); with `wait` False, a
+    job another process holds or trains the model of is left to it. Returns {job id: why it failed}."""
+    return Queue(pending, folder, overwrite, bar, list(jobs), deadline, wait).run_all()
 
 
 def progress_bar(cfg: BenchConfig, done: int, total: int, position: int = 0, label: str = ""):
@@ -191,7 +215,7 @@ def work(
     runtime.quiet_libraries()
     threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
     bar = progress_bar(cfg, len(jobs) - len(todo), len(jobs), position=k, label=f" worker {k}")
-    return run_jobs(todo, folder, overwrite, bar, jobs, deadline)
+    return run_jobs(todo, folder, overwrite, bar, jobs, deadline, cfg.wait)
 
 
 def exit_with_parent(parent: int) -> None:
