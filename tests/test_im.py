@@ -4,7 +4,7 @@ import logging
 
 import pytest
 import torch
-from transformers import MPNetConfig, MPNetForSequenceClassification, RobertaConfig, RobertaForSequenceClassification
+import transformers
 
 from im_helpers import TEXTS, TINY_ENCODER, assert_weight_gradient_matches_finite_differences, batch, logits
 from robustft.errors import ConfigError
@@ -196,18 +196,27 @@ def test_dropout_is_the_same_in_every_solver_call():
     assert all(b < a for a, b in zip(res, res[1:], strict=False)), res
 
 
-def _tiny(config_class, model_class):
-    return model_class(config_class(**TINY_ENCODER)).eval()
+DISTILBERT = dict(vocab_size=100, dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=40)
+OTHER_ENCODERS = {  # the encoders docs/im_bert.md names, each with its own layer call and layer list
+    "roberta": ("Roberta", TINY_ENCODER),
+    "mpnet": ("MPNet", TINY_ENCODER),
+    "deberta": ("Deberta", TINY_ENCODER),
+    "deberta-v2": ("DebertaV2", TINY_ENCODER),
+    "electra": ("Electra", {**TINY_ENCODER, "embedding_size": 32}),
+    "distilbert": ("DistilBert", {**DISTILBERT, "dropout": 0.0, "attention_dropout": 0.0}),
+}
 
 
-@pytest.mark.parametrize(
-    "classes",
-    [(RobertaConfig, RobertaForSequenceClassification), (MPNetConfig, MPNetForSequenceClassification)],
-    ids=["roberta", "mpnet"],
-)
-def test_other_encoders(classes, tmp_path):
+def _tiny(name: str):
+    prefix, settings = OTHER_ENCODERS[name]
+    config = getattr(transformers, f"{prefix}Config")(**settings)
+    return getattr(transformers, f"{prefix}ForSequenceClassification")(config).eval()
+
+
+@pytest.mark.parametrize("name", OTHER_ENCODERS)
+def test_other_encoders(name, tmp_path):
     torch.manual_seed(0)
-    model = _tiny(*classes)
+    model = _tiny(name)
     ids = torch.tensor([[0, 5, 6, 7, 2], [0, 8, 2, 1, 1]])
     enc = {"input_ids": ids, "attention_mask": (ids != 1).long()}
     plain = logits(model, enc)
@@ -297,3 +306,11 @@ def test_a_run_that_leaves_the_gradient_out_records_the_default_and_never_matche
     plain = TrainConfig(im={"K": 3})  # a plain model ignores its im settings
     plain.validate()
     assert plain.im == {"K": 3}
+
+
+def test_an_encoder_whose_layers_are_shared_is_refused_by_name():
+    """ALBERT applies one layer at every depth: there is no per-layer list to convert, and the error says so."""
+    config = transformers.AlbertConfig(**{**TINY_ENCODER, "embedding_size": 32})
+    model = transformers.AlbertForSequenceClassification(config)
+    with pytest.raises(ConfigError, match="cannot find the encoder layer list of AlbertForSequenceClassification"):
+        convert(model, arch="im", layers="all", K=2)
