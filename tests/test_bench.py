@@ -400,3 +400,39 @@ def test_without_waiting_a_bench_leaves_what_another_process_holds_and_ends(tiny
     assert not result["complete"] and all(result["jobs"][j.id] == "todo" for j in theirs)
     again = bench(dataclasses.replace(cfg, wait=True))  # released: the next call does them
     assert again["complete"]
+
+
+def test_a_shard_starting_beside_another_never_mistakes_its_bench_folder_for_a_foreign_one(
+    tiny_model_dir, tmp_path, monkeypatch
+):
+    """Shards of one bench start together: one may look while the other is writing config.json (its temporary
+    file is there, or the file appeared just after the first look). Only a folder with other content is refused."""
+    from robustft import runs
+    from robustft.bench.run import record_bench
+
+    cfg = tiny_bench(tiny_model_dir, tmp_path / "b")
+    folder = tmp_path / "b"
+    folder.mkdir()
+    (folder / "config.json.4242.tmp").write_text("{")  # the other shard's write, not yet renamed
+    record_bench(cfg, folder)
+    assert runs.read_description(folder)["verb"] == "bench"
+
+    later = tmp_path / "c"
+    record_bench(cfg, later)  # config.json there, but the first look misses it: written just after
+    real, looks = runs.read_description, []
+
+    def first_look_misses(path):
+        looks.append(path)
+        return None if len(looks) == 1 else real(path)
+
+    monkeypatch.setattr(runs, "read_description", first_look_misses)
+    record_bench(cfg, later)
+    assert len(looks) == 2  # it looked again before refusing
+
+    foreign = tmp_path / "d"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    monkeypatch.setattr(runs, "read_description", real)
+    with pytest.raises(ConfigError, match="is not empty and is not a robustft bench folder"):
+        record_bench(cfg, foreign)
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]  # nothing written into it

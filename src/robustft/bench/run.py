@@ -79,15 +79,22 @@ def restore(cfg: BenchConfig, src: Path, only: str | None = None, skip: str | li
     return counts
 
 
+def being_set_up(entry: Path) -> bool:
+    """A lock file, or the config.json another shard of the bench is writing (atomic_write's temporary file)."""
+    return entry.name.startswith(".lock") or (entry.name.startswith(f"{runs.CONFIG}.") and entry.suffix == ".tmp")
+
+
 def record_bench(cfg: BenchConfig, folder: Path) -> None:
     """The bench folder's config.json: the latest bench config run in it (each job's folder checks its own
     settings, so a changed method fails that job by name instead of mixing results). Not locked, so that several
     processes can run different jobs of one bench."""
     saved = runs.read_description(folder)
+    if saved is None and folder.exists() and any(not being_set_up(p) for p in folder.iterdir()):
+        saved = runs.read_description(folder)  # another shard of this bench may have written it meanwhile
+        if saved is None:
+            raise ConfigError(f"output_dir: {folder} is not empty and is not a robustft bench folder")
     if saved is not None and saved.get("verb") != "bench":
         raise ConfigError(f"output_dir: {folder} holds a robustft {saved.get('verb')} run, not a bench")
-    if folder.exists() and saved is None and any(not p.name.startswith(".lock") for p in folder.iterdir()):
-        raise ConfigError(f"output_dir: {folder} is not empty and is not a robustft bench folder")
     folder.mkdir(parents=True, exist_ok=True)
     with runs.hold(folder / runs.SHARDS_LOCK):  # shards of one bench write it at once
         atomic_write_json(folder / runs.CONFIG, runs.describe(dataclasses.replace(cfg, shard=None), {}))
