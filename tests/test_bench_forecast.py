@@ -62,3 +62,13 @@ def test_the_forecast_names_the_wall_time_only_for_several_workers(monkeypatch):
 @pytest.mark.parametrize("workers", [0, 1])
 def test_one_worker_or_fewer_runs_the_jobs_one_after_another(workers):
     assert wall_seconds(cell("a"), [3, 4], workers=workers) == 7
+
+
+def test_the_forecast_says_when_it_would_end_from_a_start_time(monkeypatch):
+    from robustft.bench import forecast
+
+    monkeypatch.setattr(forecast, "expected_here", lambda jobs, all_jobs, factors: [600.0] * len(jobs))
+    monkeypatch.setattr(forecast, "slowdown", lambda threads: 1.0)
+    start = 1_796_000_000.0  # 2026-11-30 00:53:20 UTC
+    text = describe_wall_time(cell("a") + cell("b"), [], {}, workers=2, threads=1, start=start)
+    assert text.endswith("about 20 min of wall time on 2 workers, ending about 2026-11-30 01:13 UTC")

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import datetime
 import math
 
 from robustft.bench.calibrate import describe_factors, slowdown
@@ -49,14 +50,24 @@ def wall_seconds(jobs: list[Job], seconds: list[float], workers: int) -> float:
 
 
 def describe_wall_time(
-    jobs: list[Job], all_jobs: list[Job], factors: Factors, workers: int, threads: int | None
+    jobs: list[Job],
+    all_jobs: list[Job],
+    factors: Factors,
+    workers: int,
+    threads: int | None,
+    start: float | None = None,
 ) -> str:
-    """'about 246 min as one process' and, for several workers, the wall time their queue is expected to take."""
+    """'about 246 min as one process' and, for several workers, the wall time their queue is expected to take; with
+    `start` (seconds since the epoch), when it would end, in UTC."""
     one_process = expected_here(jobs, all_jobs, factors)
-    text = f"about {sum(one_process) / 60:.0f} min as one process"
+    wall = sum(one_process)
+    text = f"about {wall / 60:.0f} min as one process"
     if workers > 1:
-        each = [s * slowdown(threads) for s in one_process]
-        text += f", about {wall_seconds(jobs, each, workers) / 60:.0f} min of wall time on {workers} workers"
+        wall = wall_seconds(jobs, [s * slowdown(threads) for s in one_process], workers)
+        text += f", about {wall / 60:.0f} min of wall time on {workers} workers"
+    if start is not None:
+        end = datetime.datetime.fromtimestamp(start + wall, datetime.timezone.utc)
+        text += f", ending about {end:%Y-%m-%d %H:%M} UTC"
     return text
 
 

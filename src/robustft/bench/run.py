@@ -51,7 +51,8 @@ def list_jobs(cfg: BenchConfig, only: str | None = None, skip: str | list[str] |
     pin_auto_precision(p.jobs, p.cfg.device)
     factors = machine_factors(p.folder.parent)
     print(describe_jobs(p.chosen, p.jobs, factors))
-    print(f"to do: {describe_wall_time(p.todo(), p.jobs, factors, p.cfg.workers, p.cfg.threads)}")
+    forecast = describe_wall_time(p.todo(), p.jobs, factors, p.cfg.workers, p.cfg.threads, start=time.time())
+    print(f"to do: {forecast} if started now")
     return p.statuses()
 
 
@@ -110,8 +111,8 @@ def announce(p: Plan, todo: list, factors: dict, threads_chosen: bool) -> None:
         workers += f" of {p.cfg.threads} thread(s) each (the cores shared out; set --threads to choose)"
     print(
         f"bench {p.cfg.name}{part}: {len(p.chosen)} jobs, {len(p.chosen) - len(todo)} already done{workers}; "
-        f"expected {describe_wall_time(todo, p.jobs, factors, p.cfg.workers, p.cfg.threads)} (priced from "
-        f"measured rates, {describe_factors(factors)}, partly run jobs at their own rate)"
+        f"expected {describe_wall_time(todo, p.jobs, factors, p.cfg.workers, p.cfg.threads, start=time.time())} "
+        f"(priced from measured rates, {describe_factors(factors)}, partly run jobs at their own rate)"
     )
 
 
