@@ -16,7 +16,7 @@ from robustft.evaluation import verdicts
 from robustft.publish.recheck import status_of
 from robustft.publish.studies import study_of
 from robustft.report.rendering.markdown import render_table
-from robustft.report.rendering.tables import Table, measured_on, seeds_by_examples, signed_interval
+from robustft.report.rendering.tables import Table, backbones, measured_on, seeds_by_examples, signed_interval
 
 REBUILD = "python -m robustft.publish.bench_results --rebuild"
 RESULTS_PAGE_HEAD = f"""# Results
@@ -148,8 +148,8 @@ def _bottom_line_row(row: dict, preset: Preset) -> list[str]:
     ours = signed_interval(row) + (" (examples only)" if row["n_seeds"] == 1 else "")
     status = row["status"] + (" (indicative: one task)" if row["verdict"].startswith("indicative") else "")
     claim = f"{SHORT_CLAIMS.get(row['claim'], row['claim'])}: {row['measured_on']} ({row['compared']})"
-    if backbone := study_of(preset.name).backbone:
-        claim += f", {backbone}"
+    if (backbone := backbones(preset.report)) != "MiniLM":  # the default backbone goes unnamed (the page's head)
+        claim += f", on {backbone}"
     return [
         claim,
         study_cell(preset),

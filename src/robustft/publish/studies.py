@@ -14,7 +14,6 @@ class Study:
     registered: str  # when the settings were committed, against the first result
     disclosures: tuple[str, ...] = field(default_factory=tuple)
     post_hoc: str = ""  # what was decided after its first results, in a few words (beside its numbers)
-    backbone: str = ""  # named beside its rows where it is not MiniLM, the default
 
 
 BUILT_IN = "a built-in preset (src/robustft/bench/presets.py), not pre-registered as a study"
@@ -100,7 +99,6 @@ STUDIES = {
         "IM-BERT (exact gradient) against BERT and EX-BERT at base size (MPNet, 110M parameters) on SST-2 (1,000 "
         "examples), three seeds: AdvGLUE SST-2 and TextFooler",
         "configs/mpnet-study.yaml committed in 8e5c64f (2026-12-05), before its first result",
-        backbone="MPNet at base size",
     ),
     "textdefender": Study(
         "Ten defenses under the TextDefender protocol on 1,000 SST-2 examples, one seed: clean accuracy, TextFooler, "
