@@ -51,11 +51,11 @@ def test_nothing_left_takes_no_time():
 def test_the_forecast_names_the_wall_time_only_for_several_workers(monkeypatch):
     from robustft.bench import forecast
 
-    monkeypatch.setattr(forecast, "expected_here", lambda jobs, all_jobs, factors: [600.0] * len(jobs))
     monkeypatch.setattr(forecast, "slowdown", lambda threads: 1.5)
     jobs = cell("a") + cell("b")
-    assert describe_wall_time(jobs, jobs, {}, workers=1, threads=None) == "about 40 min as one process"
-    two = describe_wall_time(jobs, jobs, {}, workers=2, threads=1)
+    seconds = [600.0] * len(jobs)
+    assert describe_wall_time(jobs, seconds, workers=1, threads=None) == "about 40 min as one process"
+    two = describe_wall_time(jobs, seconds, workers=2, threads=1)
     assert two == "about 40 min as one process, about 30 min of wall time on 2 workers"  # 2 x 10 min x 1.5
 
 
@@ -67,8 +67,7 @@ def test_one_worker_or_fewer_runs_the_jobs_one_after_another(workers):
 def test_the_forecast_says_when_it_would_end_from_a_start_time(monkeypatch):
     from robustft.bench import forecast
 
-    monkeypatch.setattr(forecast, "expected_here", lambda jobs, all_jobs, factors: [600.0] * len(jobs))
     monkeypatch.setattr(forecast, "slowdown", lambda threads: 1.0)
     start = 1_796_000_000.0  # 2026-11-30 00:53:20 UTC
-    text = describe_wall_time(cell("a") + cell("b"), [], {}, workers=2, threads=1, start=start)
+    text = describe_wall_time(cell("a") + cell("b"), [600.0] * 4, workers=2, threads=1, start=start)
     assert text.endswith("about 20 min of wall time on 2 workers, ending about 2026-11-30 01:13 UTC")

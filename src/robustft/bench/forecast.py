@@ -50,16 +50,11 @@ def wall_seconds(jobs: list[Job], seconds: list[float], workers: int) -> float:
 
 
 def describe_wall_time(
-    jobs: list[Job],
-    all_jobs: list[Job],
-    factors: Factors,
-    workers: int,
-    threads: int | None,
-    start: float | None = None,
+    jobs: list[Job], one_process: list[float], workers: int, threads: int | None, start: float | None = None
 ) -> str:
-    """'about 246 min as one process' and, for several workers, the wall time their queue is expected to take; with
-    `start` (seconds since the epoch), when it would end, in UTC."""
-    one_process = expected_here(jobs, all_jobs, factors)
+    """'about 246 min as one process' (`one_process`: each job's `expected_here` seconds) and, for several workers,
+    the wall time their queue is expected to take; with `start` (seconds since the epoch), when it would end, in
+    UTC."""
     wall = sum(one_process)
     text = f"about {wall / 60:.0f} min as one process"
     if workers > 1:

@@ -51,7 +51,9 @@ def list_jobs(cfg: BenchConfig, only: str | None = None, skip: str | list[str] |
     pin_auto_precision(p.jobs, p.cfg.device)
     factors = machine_factors(p.folder.parent)
     print(describe_jobs(p.chosen, p.jobs, factors))
-    forecast = describe_wall_time(p.todo(), p.jobs, factors, p.cfg.workers, p.cfg.threads, start=time.time())
+    todo = p.todo()
+    seconds = expected_here(todo, p.jobs, factors)
+    forecast = describe_wall_time(todo, seconds, p.cfg.workers, p.cfg.threads, start=time.time())
     print(f"to do: {forecast} if started now")
     return p.statuses()
 
@@ -101,7 +103,7 @@ def record_bench(cfg: BenchConfig, folder: Path) -> None:
         atomic_write_json(folder / runs.CONFIG, runs.describe(dataclasses.replace(cfg, shard=None), {}))
 
 
-def announce(p: Plan, todo: list, factors: dict, threads_chosen: bool) -> None:
+def announce(p: Plan, todo: list, seconds: list[float], factors: dict, threads_chosen: bool) -> None:
     """The line a bench starts with (once: by the main process, or by each shard given by hand)."""
     if not (runtime.world().main or p.shard is None or p.cfg.shard):
         return
@@ -111,7 +113,7 @@ def announce(p: Plan, todo: list, factors: dict, threads_chosen: bool) -> None:
         workers += f" of {p.cfg.threads} thread(s) each (the cores shared out; set --threads to choose)"
     print(
         f"bench {p.cfg.name}{part}: {len(p.chosen)} jobs, {len(p.chosen) - len(todo)} already done{workers}; "
-        f"expected {describe_wall_time(todo, p.jobs, factors, p.cfg.workers, p.cfg.threads, start=time.time())} "
+        f"expected {describe_wall_time(todo, seconds, p.cfg.workers, p.cfg.threads, start=time.time())} "
         f"(priced from measured rates, {describe_factors(factors)}, partly run jobs at their own rate)"
     )
 
@@ -187,8 +189,9 @@ def bench(
     record_bench(p.cfg, p.folder)
     todo = p.todo()
     factors = machine_factors(p.folder.parent)
-    expected = sum(expected_here(todo, p.jobs, factors))
-    announce(p, todo, factors, threads_chosen=p.cfg.threads != cfg.threads)
+    seconds = expected_here(todo, p.jobs, factors)
+    expected = sum(seconds)
+    announce(p, todo, seconds, factors, threads_chosen=p.cfg.threads != cfg.threads)
     started = time.perf_counter()
     failed = run_todo(p, todo, overwrite)
     result = record_outcome(p, failed, time.perf_counter() - started, expected)
