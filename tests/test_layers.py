@@ -1,6 +1,6 @@
 """The package's imports point down the layers and never run in a circle (read from the source with `ast`).
 
-Layers, bottom to top: ground (errors, atomic, config, resources, runtime, runs) -> data -> models ->
+Layers, bottom to top: ground (errors, atomic, clock, config, resources, runtime, runs) -> data -> models ->
 adversary -> training | attacks | evaluation (side by side, never importing each other) -> report -> bench ->
 publish -> cli.
 The report reads run folders and needs nothing of the bench; a bench builds its report when its jobs are done, so
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "robustft"
-GROUND = {"errors", "atomic", "config", "resources", "runtime", "runs", "version"}
+GROUND = {"errors", "atomic", "clock", "config", "resources", "runtime", "runs", "version"}
 LAYERS = {
     "data": 1,
     "models": 2,

@@ -29,7 +29,7 @@ from robustft.training import loop
 from train_helpers import tiny_train_config
 
 DRIVER = str(Path(__file__).with_name("scale_driver.py"))
-TIMING = ("seconds", "avg_seconds_per_example", "wall_seconds_this_session")
+TIMING = ("seconds", "avg_seconds_per_example", "wall_seconds_this_session", "paused_seconds_this_session")
 
 
 def lines(path: Path) -> list[dict]:

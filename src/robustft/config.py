@@ -256,7 +256,10 @@ class AttackConfig(DataSettings, RunSettings):
         choices=(None, "joint", "perturbed"),
     )
     time_limit_s: float | None = setting(
-        None, "seconds per example, then it is recorded as failed (default none)", min=0.0
+        None,
+        "seconds of work per example (a stopped process's pause not counted), then it is recorded as failed "
+        "(default none)",
+        min=0.0,
     )
     recheck_full_precision: bool | None = setting(
         None, "re-check bf16/fp16 successes in fp32; an unconfirmed one is attacked again in fp32 (default true)"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from dataclasses import dataclass, field
 
 from robustft.attacks.constraints.base import Constraint
@@ -27,6 +26,7 @@ from robustft.attacks.transformations.base import Transformation
 from robustft.attacks.victim import BUDGET_UNITS, AttackTimeout, Victim
 from robustft.attacks.view import TextView
 from robustft.attacks.words import AttackedText, is_substitute
+from robustft.clock import working_seconds
 from robustft.data.example import Example
 from robustft.errors import ConfigError
 
@@ -189,7 +189,7 @@ class Attack:
         return fixed | past, f"{len(past)} words past the truncation point not attacked" if past else None
 
     def run(self, example: Example, index: int = 0, seed: int = 0) -> AttackRecord:
-        start = time.perf_counter()
+        start = working_seconds()
         view = TextView.of(example, self.field, self.pair_words)
         original = AttackedText(view.text())
         self.victim.reset(self._budget(original.num_words), self.time_limit, order=index)
@@ -262,7 +262,7 @@ class Attack:
             record = self.run(example, index, seed)
         note = f"success under {first} not confirmed in fp32: attacked again in fp32 ({spent} queries under {first})"
         record.reason = "; ".join(filter(None, [note, record.reason]))
-        record.seconds = round(time.perf_counter() - start, 4)
+        record.seconds = round(working_seconds() - start, 4)
         return record
 
     def _timed_out(self, record: AttackRecord, notes: list[str], start: float) -> AttackRecord:
@@ -272,7 +272,7 @@ class Attack:
     def _finish(self, record: AttackRecord, notes: list[str], start: float) -> AttackRecord:
         record.queries, record.distinct_queries = self.victim.queries, self.victim.distinct_queries
         record.reason = "; ".join(notes)
-        record.seconds = round(time.perf_counter() - start, 4)
+        record.seconds = round(working_seconds() - start, 4)
         self.victim.deadline = None
         return record
 

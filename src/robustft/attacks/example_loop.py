@@ -6,7 +6,7 @@ seeds depend only on (seed, index), so a resumed run gives the same records as a
 With `concurrent` > 1, that many examples are attacked at once, one thread each, sharing every model call (see
 lockstep.py): bigger batches for searches that ask about a few candidates at a time. Records then equal the
 one-at-a-time run's up to float noise (a row's output depends slightly on what it is batched with). An example's
-`seconds` is then its share of the wall time (while k examples are in flight, each is charged 1/k of it), so
+`seconds` is then its share of the working time (while k examples are in flight, each is charged 1/k of it), so
 seconds per example stay comparable with one-at-a-time runs; its time limit still counts wall time in flight.
 """
 
@@ -16,12 +16,12 @@ import dataclasses
 import json
 import logging
 import threading
-import time
 import traceback
 
 from robustft import runs
 from robustft.atomic import atomic_write_text
 from robustft.attacks.results import ERROR, AttackRecord, summarize, write_csv
+from robustft.clock import paused_seconds, working_seconds
 from robustft.data.example import Example
 from robustft.errors import RobustftError
 
@@ -40,10 +40,14 @@ def _postfix(records: list[AttackRecord]) -> dict:
     }
 
 
-def finish(run: runs.Run, records: list[AttackRecord], total: int, seconds: float) -> dict:
+def finish(run: runs.Run, records: list[AttackRecord], total: int, seconds: float, paused: float = 0.0) -> dict:
+    """`seconds`: this session's working time; `paused`: the time the process was stopped meanwhile (left out of
+    `seconds` and of each example's, robustft.clock)."""
     records = sorted(records, key=lambda r: r.index)
     summary = summarize(records)
     summary["wall_seconds_this_session"] = round(seconds, 2)
+    if paused:
+        summary["paused_seconds_this_session"] = round(paused, 1)
     if run.shard is None:  # a shard's CSV is written by the merge, for the whole run
         write_csv(records, run.path / CSV)
     done = {r.index for r in records if r.result != ERROR}
@@ -96,7 +100,7 @@ def run_attack(
     mine = runs.shard_indices(len(examples), run.shard)
     stop = len(examples) if first is None else min(first, len(examples))
     todo = [(i, examples[i]) for i in mine if i < stop and i not in finished]
-    start = time.perf_counter()
+    start, paused = working_seconds(), paused_seconds()
     bar = None
     if progress:
         from tqdm import tqdm
@@ -122,7 +126,7 @@ def run_attack(
     attack_each(attack, todo, seed, keep, concurrent)
     if bar is not None:
         bar.close()
-    summary = finish(run, records, len(mine), time.perf_counter() - start)
+    summary = finish(run, records, len(mine), working_seconds() - start, paused_seconds() - paused)
     return sorted(records, key=lambda r: r.index), summary
 
 
@@ -156,13 +160,14 @@ def _attack_one(attack, example: Example, index: int, seed: int) -> AttackRecord
 
 
 class _SharedClock:
-    """Each example's share of the wall time: while k examples are in flight, each is charged 1/k of it."""
+    """Each example's share of the working time (pauses left out, robustft.clock): while k examples are in flight, each
+    is charged 1/k of it."""
 
     def __init__(self):
-        self._lock, self._last, self._charged = threading.Lock(), time.perf_counter(), {}
+        self._lock, self._last, self._charged = threading.Lock(), working_seconds(), {}
 
     def _advance(self) -> None:  # called with the lock held
-        now = time.perf_counter()
+        now = working_seconds()
         if self._charged:
             share = (now - self._last) / len(self._charged)
             for index in self._charged:

@@ -15,8 +15,6 @@ found under bf16/fp16), in both units. Each example's starting logits come from 
 
 from __future__ import annotations
 
-import time
-
 import torch
 
 from robustft import resources, runtime
@@ -26,6 +24,7 @@ from robustft.attacks.results import FAILED, SKIPPED, SUCCEEDED, AttackRecord
 from robustft.attacks.victim import AttackTimeout, Victim
 from robustft.attacks.view import TextView
 from robustft.attacks.words import AttackedText
+from robustft.clock import working_seconds
 from robustft.data.batching import model_inputs, tokenize_pad
 from robustft.data.example import Example
 from robustft.errors import ConfigError
@@ -89,7 +88,7 @@ class AsccAttack:
         return batch
 
     def run(self, example: Example, index: int = 0, seed: int = 0) -> AttackRecord:
-        start = time.perf_counter()
+        start = working_seconds()
         victim = self.victim
         victim.reset(None, self.time_limit)
         text = example.field(self.field)
@@ -148,6 +147,6 @@ class AsccAttack:
     def _finish(self, record: AttackRecord, reason: str, start: float) -> AttackRecord:
         record.queries, record.distinct_queries = self.victim.queries, self.victim.distinct_queries
         record.reason = reason
-        record.seconds = round(time.perf_counter() - start, 4)
+        record.seconds = round(working_seconds() - start, 4)
         self.victim.deadline = None
         return record

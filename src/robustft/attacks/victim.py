@@ -27,7 +27,6 @@ of all of them are answered together, and the caches are written only inside tho
 from __future__ import annotations
 
 import threading
-import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ import torch
 from robustft import runtime
 from robustft.adversary.ensemble import as_ensemble
 from robustft.attacks.lockstep import Lockstep
+from robustft.clock import working_seconds
 from robustft.data.batching import model_inputs, pad_tokenized, padded_cost_batches, tokenize_rows
 from robustft.data.example import Example
 from robustft.data.tasks import Task, get_task
@@ -191,7 +191,7 @@ class Victim:
         time limit (s)."""
         old = self._state
         budget = old.query_budget if query_budget is ... else query_budget
-        deadline = None if time_limit is None else time.perf_counter() + time_limit
+        deadline = None if time_limit is None else working_seconds() + time_limit
         self._thread.state = ExampleState(budget, order=order, deadline=deadline, precision=old.precision)
 
     @property
@@ -234,7 +234,7 @@ class Victim:
         state.seen.update(("#extra", len(state.seen) + i) for i in range(n))
 
     def check_time(self) -> None:
-        if self.deadline is not None and time.perf_counter() > self.deadline:
+        if self.deadline is not None and working_seconds() > self.deadline:
             raise AttackTimeout
 
     def clear_cache(self) -> None:

@@ -25,6 +25,7 @@ from robustft.bench.matrix import bench_dir
 from robustft.bench.plan import Plan, plan, status
 from robustft.bench.precision import pin_auto_precision
 from robustft.bench.runner import progress_bar, run_jobs, run_workers
+from robustft.clock import working_seconds
 from robustft.config import BenchConfig
 from robustft.errors import ConfigError, RobustftError
 from robustft.report import build_report
@@ -192,9 +193,9 @@ def bench(
     seconds = expected_here(todo, p.jobs, factors)
     expected = sum(seconds)
     announce(p, todo, seconds, factors, threads_chosen=p.cfg.threads != cfg.threads)
-    started = time.perf_counter()
+    started = working_seconds()
     failed = run_todo(p, todo, overwrite)
-    result = record_outcome(p, failed, time.perf_counter() - started, expected)
+    result = record_outcome(p, failed, working_seconds() - started, expected)
     if result["folders"] and (p.shard is None or result["complete"]):
         done = sum(status(j) == "done" for j in p.jobs)
         result["report"] = str(report_bench(p.cfg, done, len(p.jobs)))

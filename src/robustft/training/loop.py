@@ -14,7 +14,6 @@ import logging
 import math
 import random
 import shutil
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from tqdm.auto import tqdm
 
 from robustft import runs, runtime
 from robustft.atomic import os_errors, recover_folder, swap_folder
+from robustft.clock import paused_seconds, working_seconds
 from robustft.config import TrainConfig, config_hash, explicit_keys
 from robustft.data.batching import collate, encode, epoch_batches, rank_slice
 from robustft.data.digests import data_digests, model_digests
@@ -315,7 +315,8 @@ def _log_data(cfg: TrainConfig, run: runs.Run, task, train_examples, dev_example
 
 def _train_epoch(t: _Training, epoch: int) -> None:
     """One pass over the epoch's batches from `state["batch"]` on: an optimiser step every `grad_accum` batches,
-    a checkpoint when the schedule says so; the pass's time goes into `state["train_time_s"]`."""
+    a checkpoint when the schedule says so; the pass's working time (pauses left out: robustft.clock) goes into
+    `state["train_time_s"]`."""
     cfg, state = t.cfg, t.state
     t.objective.on_epoch_start(epoch)
     order = epoch_batches(
@@ -328,7 +329,7 @@ def _train_epoch(t: _Training, epoch: int) -> None:
         disable=not cfg.progress or not t.world.main,
         leave=False,
     )
-    started = time.perf_counter()
+    started, paused = working_seconds(), paused_seconds()
     for b in range(state["batch"], len(order)):
         boundary = (b + 1) % cfg.grad_accum == 0 or b + 1 == len(order)
         batch_loss, logs = _backward(t, order[b], boundary, f"epoch {epoch + 1} batch {b + 1}")
@@ -343,12 +344,13 @@ def _train_epoch(t: _Training, epoch: int) -> None:
         if state["step"] % cfg.log_every == 0:
             _log_step(t, epoch, batch_loss, grad_norm.item(), logs)
         if t.schedule.due(state["step"]) and b + 1 < len(order):
-            state["train_time_s"] += time.perf_counter() - started
-            started = time.perf_counter()
+            state["train_time_s"] += working_seconds() - started
+            started = working_seconds()
             checkpoint(t.group, t.checkpoint_dir, t.modules, t.optimizer, t.scheduler, state, cfg.checkpoint_keep)
             t.schedule.saved()
     bar.close()
-    state["train_time_s"] += time.perf_counter() - started
+    state["train_time_s"] += working_seconds() - started
+    state["paused_s"] = state.get("paused_s", 0.0) + paused_seconds() - paused  # left out of train_time_s
 
 
 def _backward(t: _Training, global_batch: list[int], boundary: bool, where: str) -> tuple[float, dict]:
@@ -481,6 +483,7 @@ def _finish(t: _Training) -> Path:
         "epochs_run": state["epoch"],
         "train_time_s": round(state["train_time_s"], 3),
         "train_examples_per_s": round(state["examples"] / max(state["train_time_s"], 1e-9), 2),
+        **({"train_paused_s": round(state["paused_s"], 1)} if state.get("paused_s") else {}),
         "n_train": t.n_train,
         "n_dev": len(t.dev_examples),
         "robustft": __version__,
