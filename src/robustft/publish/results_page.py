@@ -128,13 +128,15 @@ def _joint_settle(joint: dict, preset: Preset, root: Path) -> str:
 
 
 def _components(preset: Preset, joint: dict) -> list[dict]:
+    """The joint row's components: RIFT against single baseline strengths, or against their frontiers."""
     rift = joint["compared"].split(" - ", 1)[0]
-    return [r for r in claims_of(preset, {}) if r.get("rift") == rift and r.get("task") == joint["task"]]
+    rows = preset.report.get("frontier", []) if joint.get("at_matched_clean") else claims_of(preset, {})
+    return [r for r in rows if r.get("rift") == rift and r.get("task") == joint["task"]]
 
 
 def _joint_cells(joint: dict, preset: Preset, root: Path) -> list[str]:
     rows = _components(preset, joint)
-    above = sum(r["ci95"][0] > 0 for r in rows)
+    above = sum(bool(r["ci95"]) and r["ci95"][0] > 0 for r in rows)
     sizes = " / ".join(dict.fromkeys(f"{r['n']:,} ({r['recipe']})" for r in rows))
     return [
         f"{above} of {len(rows)} baseline/attack intervals above 0",
@@ -198,6 +200,10 @@ def _study_table(preset: Preset, presets: dict[str, Preset]) -> str:
     rows = [
         [r["compared"], measured_on(r), signed_interval(r), seeds_by_examples(r), r["verdict"]]
         for r in claims_of(preset, presets)
+    ]
+    rows += [
+        [r["compared"], r["measured_on"], signed_interval(r) if r["ci95"] else "-", seeds_by_examples(r), r["verdict"]]
+        for r in preset.report.get("frontier", [])
     ]
     rows += [
         [

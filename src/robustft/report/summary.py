@@ -21,6 +21,7 @@ from robustft.report.certified import certified_rows, is_certified
 from robustft.report.claims.anchors import anchor_rows
 from robustft.report.claims.deviations import collect_deviations
 from robustft.report.claims.paper_claims import claim_rows, joint_claim_rows
+from robustft.report.claims.rift_frontier import add_frontier
 from robustft.report.folders import Run
 from robustft.report.method_keys import MethodKey, key_of, labels_for, seed_of, size_of
 from robustft.report.run_accuracy import majority_of, outcomes, right_before_attack, run_figures
@@ -112,6 +113,7 @@ def build_summary(
     summary["anchors"] = anchor_rows(summary)
     summary["claims"] = claim_rows(summary)
     summary["joint_claims"] = joint_claim_rows(summary)
+    add_frontier(summary)
     return summary
 
 

@@ -1,8 +1,8 @@
 """The report's PNG plots (matplotlib, Agg backend): accuracy per method with 95% intervals for every
 evaluation (one figure per kind: attack, advglue, clean), each method minus its baseline with the paired
 difference's 95% interval (the summary's pooled comparison, not recomputed here), accuracy against training size,
-and the probe's per-layer hidden-state distances. Each function writes its file and returns its name, or None if the
-summary has nothing to plot."""
+the probe's per-layer hidden-state distances, and RIFT's seeds on each baseline's clean-vs-robust frontier. Each
+function writes its file and returns its name, or None if the summary has nothing to plot."""
 
 from __future__ import annotations
 
@@ -188,11 +188,46 @@ def probe_plot(summary: dict, out_dir: Path) -> str | None:
     return _save(plt, fig, axes, len(probes), "Probe: hidden-state distance per layer", out_dir / "probe.png")
 
 
+def frontier_plot(summary: dict, out_dir: Path) -> str | None:
+    """One panel per attack: each frontier's points joined, RIFT's seeds as stars."""
+    rows = [r for r in summary.get("frontier", []) if r["points"]]
+    recipes = list(dict.fromkeys(r["recipe"] for r in rows))
+    if not recipes:
+        return None
+    plt = _pyplot()
+    n_rows, cols, size = _grid(len(recipes), width=5.5, height=4.0)
+    fig, axes = plt.subplots(n_rows, cols, figsize=size, squeeze=False)
+    for ax, recipe in zip(axes.flat, recipes, strict=False):
+        drawn = set()
+        for r in (r for r in rows if r["recipe"] == recipe):
+            xs, ys = [100 * p["clean"] for p in r["points"]], [100 * p["robust"] for p in r["points"]]
+            ax.plot(xs, ys, marker="o", label=f"{r['baseline']} ({r['knob']})")
+            if r["rift"] not in drawn:
+                seeds = r["rift_seeds"]
+                ax.scatter(
+                    [100 * s["clean"] for s in seeds],
+                    [100 * s["robust"] for s in seeds],
+                    marker="*",
+                    s=90,
+                    color="black",
+                    zorder=3,
+                    label=f"{r['rift']} (seeds)",
+                )
+                drawn.add(r["rift"])
+        ax.set_title(f"{recipe} on {rows[0]['task']} test", fontsize=9)
+        ax.set_xlabel("clean accuracy, whole test split (%)", fontsize=8)
+        ax.set_ylabel("accuracy under attack (%)", fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    return _save(plt, fig, axes, len(recipes), "RIFT against each baseline's frontier", out_dir / "frontier.png")
+
+
 def write_plots(summary: dict, out_dir: Path) -> list[str]:
     names = [accuracy_plot(summary, kind, out_dir) for kind in ("attack", "advglue", "clean")]
     names += [
         paired_difference_plot(summary, out_dir),
         training_size_plot(summary, out_dir),
         probe_plot(summary, out_dir),
+        frontier_plot(summary, out_dir),
     ]
     return [n for n in names if n]
