@@ -1,9 +1,12 @@
 #!/bin/bash
-# The project's CPU queue: its long studies one after another, in the order the project runs them, each under nice,
-# each resumable (run the script again: finished jobs are reused, a cut training resumes from its last checkpoint).
-#   1. configs/mpnet-study.yaml          IM-BERT at base size (issue 54), pre-registered in 8e5c64f
-#   2. configs/rift-frontier-sst2.yaml   RIFT at matched clean accuracy (issue 53), pre-registered
-#   3. the textdefender preset           without SAFER and RanMASK under attack (9.3 CPU hours each; issue 55)
+# The project's CPU queue: its unfinished long studies one after another, in the order the project runs them, each
+# under nice, each resumable (run the script again: finished jobs are reused, a cut training resumes from its last
+# checkpoint). configs/mpnet-study.yaml (issue 54) finished on 2026-12-06 and left the queue.
+#   1. configs/rift-frontier-sst2.yaml   RIFT at matched clean accuracy (issue 53), pre-registered
+#   2. the textdefender preset           without SAFER and RanMASK under attack (9.3 CPU hours each; issue 55)
+#
+# On a fresh machine it first brings back what an earlier machine published of each study (`robustft bench restore`
+# from docs/results/<study>/runs: its finished jobs; models whose jobs are unfinished train again from their seed).
 #
 #   bash scripts/cpu_queue.sh --list     each study's jobs still to do and its expected time (one process, and wall
 #                                        time on two workers)
@@ -20,7 +23,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROBUSTFT=${ROBUSTFT:-.venv/bin/robustft}
 STUDIES=(
-  "configs/mpnet-study.yaml"
   "configs/rift-frontier-sst2.yaml"
   "textdefender --skip safer/* --skip ranmask/*"
 )
@@ -31,6 +33,13 @@ if [[ "${1:-}" == "--list" ]]; then
   done
   exit 0
 fi
+for study in "${STUDIES[@]}"; do  # once, before the lanes: two restores at once could interleave
+  read -r -a args <<<"$study"
+  published="docs/results/$(basename "${args[0]}" .yaml)/runs"
+  if [[ -d "$published" ]]; then
+    "$ROBUSTFT" bench restore "${args[0]}" "$published" "${args[@]:1}"
+  fi
+done
 lane() {
   for study in "${STUDIES[@]}"; do
     read -r -a args <<<"$study"
