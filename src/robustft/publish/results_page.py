@@ -36,6 +36,10 @@ SHORT_CLAIMS = {
     ),
 }
 SETTLED = "settled at this scale"
+MATCHED_SETTLE = {
+    verdicts.INCONCLUSIVE: "more RIFT seeds, or frontier points nearer RIFT's clean accuracy (its frontier table)",
+    verdicts.NO_VERDICT: "the components without a verdict (the study's frontier table says why)",
+}
 
 
 @dataclass
@@ -119,6 +123,10 @@ def _joint_settle(joint: dict, preset: Preset, root: Path) -> str:
     parts = []
     if preset.status == "partial":
         parts.append(f"the preset's other {preset.about['jobs'] - preset.about.get('finished', 0)} jobs")
+    if joint.get("at_matched_clean"):  # the frontier study itself: what is open is in its frontier table
+        if preset.status != "partial":
+            parts.append(MATCHED_SETTLE.get(joint["status"], SETTLED))
+        return "; ".join(parts)
     frontier = joint.get("frontier")
     if frontier and not (root / "docs" / "results" / Path(frontier).stem / "report.md").is_file():
         parts.append(f"{joint['matched_clean']} (not run; {frontier_price(root / frontier)})")
@@ -196,13 +204,19 @@ def bottom_line(presets: list[Preset], root: Path) -> Table | None:
     return Table("Bottom line", [*columns, "verdict", "what would settle it"], rows, notes)
 
 
-def _study_table(preset: Preset, presets: dict[str, Preset]) -> str:
+def study_table(preset: Preset, presets: dict[str, Preset]) -> str:
     rows = [
         [r["compared"], measured_on(r), signed_interval(r), seeds_by_examples(r), r["verdict"]]
         for r in claims_of(preset, presets)
     ]
     rows += [
-        [r["compared"], r["measured_on"], signed_interval(r) if r["ci95"] else "-", seeds_by_examples(r), r["verdict"]]
+        [
+            r["compared"],
+            f"{r['measured_on']} ({r['basis_note']})" if r["basis_note"] else r["measured_on"],
+            signed_interval(r) if r["ci95"] else "-",
+            seeds_by_examples(r),
+            r["verdict"],
+        ]
         for r in preset.report.get("frontier", [])
     ]
     rows += [
@@ -279,7 +293,7 @@ def _study_head(preset: Preset, running: bool = True) -> list[str]:
 
 def study_section(preset: Preset, presets: dict[str, Preset]) -> str:
     study = study_of(preset.name)
-    lines = [f"## `{preset.name}`: {study.question}", "", *_study_head(preset), "", _study_table(preset, presets)]
+    lines = [f"## `{preset.name}`: {study.question}", "", *_study_head(preset), "", study_table(preset, presets)]
     lines.append(
         f"Per-cell tables, runs and how it ran: [results/{preset.name}/README.md](results/{preset.name}/README.md). "
         + _where_runs_are(preset.name, preset.about, preset.status != "lost")

@@ -75,6 +75,19 @@ STUDIES = {
         ),
         "FreeLB++ 10 steps added after it started",
     ),
+    "rift-frontier-sst2": Study(
+        "RIFT at matched clean accuracy: each adversarial baseline of rift-1000 at two more strengths (seed 0), "
+        "RIFT's three seeds read against each clean-vs-robust frontier, SST-2, PWWS and genetic",
+        "configs/rift-frontier-sst2.yaml committed in 12cad03 (2026-12-05 19:05), before its first result; "
+        "`report_with: [rift-1000]` (reporting only, hashed into no job) added in f539a51 (2026-12-06 18:27) while "
+        "its first trainings ran, before any of its numbers existed",
+        (
+            "Its frontiers join the rift-1000 seed-0 cell at each baseline's default strength with the 2x and 4x "
+            "cells trained here. FreeLB++ with 30 steps (one seed in rift-1000) has no frontier, so the joint verdict "
+            "at matched clean accuracy does not cover it (the joint row names it). Each frontier point is one seed: "
+            "the interval does not carry the frontier's own seed spread.",
+        ),
+    ),
     "rift-1000-snli": Study(
         "RIFT against adversarial fine-tuning on 1,000 SNLI examples at the published epochs, three seeds",
         "configs/rift-1000-snli.yaml committed in b889a00 (2026-12-03 16:08), before its first result (a769a3a)",

@@ -82,36 +82,39 @@ def _points(frontier: dict, clean_ev: dict, attack_ev: dict, knob_values: dict) 
             missing.append(label)
             continue
         points.append(FrontierPoint(clean[0], robust[0], clean[1], robust[1], f"{label} ({knob_values[label]})"))
-    return points, missing
+    return sorted(points, key=lambda p: p.clean), missing
 
 
-def _rift_seeds(clean_ev: dict, attack_ev: dict, rift: str) -> tuple[list[tuple[float, float]], list[str], int]:
-    seeds, pairs, n = [], [], 0
-    robust_row = _row(attack_ev, rift) or {}
-    for s in robust_row.get("seeds", []):
-        clean = _seed_accuracy(_row(clean_ev, rift), s["seed"])
-        if clean is not None and s.get("accuracy") is not None:
-            seeds.append(s["seed"])
-            pairs.append((clean[0], s["accuracy"]))
-            n = s["n"]
-    return pairs, seeds, n
+def _rift_seeds(clean_ev: dict, attack_ev: dict, rift: str, trained: list[str]) -> tuple[list, list[str], int, list]:
+    """RIFT's (clean, robust) pair per seed it trained, and the seeds that lack either result."""
+    seeds, pairs, n, missing = [], [], 0, []
+    for seed in trained:
+        clean, robust = _seed_accuracy(_row(clean_ev, rift), seed), _seed_accuracy(_row(attack_ev, rift), seed)
+        if clean is None or robust is None:
+            missing.append(seed)
+            continue
+        seeds.append(seed)
+        pairs.append((clean[0], robust[0]))
+        n = robust[1]
+    return pairs, seeds, n, missing
 
 
 def _component(summary: dict, rift: str, frontier: dict, clean_ev: dict, attack_ev: dict) -> dict:
     methods = summary["methods"]
     knob_values = {label: methods[label]["method_args"][frontier["knob"]] for label in frontier["labels"]}
     points, missing = _points(frontier, clean_ev, attack_ev, knob_values)
-    pairs, seeds, n = _rift_seeds(clean_ev, attack_ev, rift)
+    pairs, seeds, n, rift_missing = _rift_seeds(clean_ev, attack_ev, rift, methods[rift]["seeds"])
+    name = f"{frontier['name']} ({frontier['knob']})"  # unique: one method may trace a frontier in two settings
     row = {
         "claim": RIFT_ATTACKS.text,
         "paper": "better (no size given)",
         "source": RIFT_ATTACKS.source,
         "rift": rift,
-        "baseline": frontier["name"],
+        "baseline": name,
         "knob": frontier["knob"],
         "recipe": attack_ev["recipe"],
         "task": attack_ev["task"],
-        "compared": f"{rift} - {frontier['name']} frontier ({frontier['knob']})",
+        "compared": f"{rift} - {name} frontier",
         "measured_on": f"{attack_ev['title']}, at RIFT's clean accuracy on {attack_ev['task']} test (all examples)",
         "points": [
             {"label": p.label, "clean": p.clean, "robust": p.robust, "n_clean": p.n_clean, "n_robust": p.n_robust}
@@ -122,18 +125,21 @@ def _component(summary: dict, rift: str, frontier: dict, clean_ev: dict, attack_
         "n_seeds": len(pairs),
         "basis_note": "",
     }
-    reason = f"no seed-{FRONTIER_SEED[1:]} result yet for {', '.join(missing)}" if missing else ""
-    try:
-        result = matched_clean_difference(points, pairs, n_robust=n or None) if pairs else None
-    except StatisticsInputError as err:
-        result, reason = None, "; ".join(x for x in (reason, str(err)) if x)
+    reasons = [f"no seed-{FRONTIER_SEED[1:]} result yet for {', '.join(missing)}"] if missing else []
+    if rift_missing:
+        reasons.append(f"{rift} has no clean test or {attack_ev['recipe']} result for {', '.join(rift_missing)}")
+    result = None
+    if not reasons:
+        try:
+            result = matched_clean_difference(points, pairs, n_robust=n or None)
+        except StatisticsInputError as err:
+            reasons.append(str(err))
     if result is None:
-        reason = reason or f"no RIFT seed has both its clean and its {attack_ev['recipe']} result"
         return row | {
             "difference": None,
             "ci95": None,
             "status": verdicts.NO_VERDICT,
-            "verdict": f"no verdict: {reason}",
+            "verdict": f"no verdict: {'; '.join(reasons)}",
         }
     verdict = judge(result, RIFT_ATTACKS, standing_of(summary))
     note = "RIFT's seed spread and the frontier points' binomial noise; not the frontier's own seed spread"
@@ -163,10 +169,24 @@ def frontier_rows(summary: dict) -> list[dict]:
             attacks = [
                 ev
                 for ev in summary["evaluations"]
-                if ev["kind"] == "attack" and ev["recipe"] in RIFT_RECIPES and ev["task"] == m["task"]
+                if ev["kind"] == "attack"
+                and ev["recipe"] in RIFT_RECIPES
+                and ev["task"] == m["task"]
+                and ev["split"] == "test"
             ]
             rows += [_component(summary, rift, frontier, clean_ev, ev) for ev in attacks if clean_ev is not None]
     return rows
+
+
+def _without_frontier(summary: dict, components: list[dict]) -> list[str]:
+    """The adversarial baselines of the components' setting on no frontier: the joint verdict does not cover them."""
+    on = {label for f in frontiers(summary["methods"]) for label in f["labels"]}
+    settings = {_setting(summary["methods"][c["rift"]])[:3] for c in components}
+    return sorted(
+        label
+        for label, m in summary["methods"].items()
+        if is_adversarial_baseline(m) and label not in on and _setting(m)[:3] in settings
+    )
 
 
 def add_frontier(summary: dict) -> None:
@@ -175,7 +195,9 @@ def add_frontier(summary: dict) -> None:
     components = frontier_rows(summary)
     if not components:
         return
-    matched = [j | {"matched_clean": MATCHED, "frontier": None} for j in joint_rows(components, RIFT_ATTACKS)]
+    left_out = _without_frontier(summary, components)
+    note = MATCHED + (f"; not covered (no frontier): {', '.join(left_out)}" if left_out else "")
+    matched = [j | {"matched_clean": note, "frontier": None} for j in joint_rows(components, RIFT_ATTACKS)]
     replaced = {(j["compared"].split(" - ", 1)[0], j["task"]) for j in matched}
     kept = [j for j in summary["joint_claims"] if (j["compared"].split(" - ", 1)[0], j["task"]) not in replaced]
     summary["frontier"] = components

@@ -189,37 +189,31 @@ def probe_plot(summary: dict, out_dir: Path) -> str | None:
 
 
 def frontier_plot(summary: dict, out_dir: Path) -> str | None:
-    """One panel per attack: each frontier's points joined, RIFT's seeds as stars."""
+    """One panel per task and attack: each frontier's points in clean-accuracy order (the line the verdict reads),
+    each RIFT method's seeds as stars."""
     rows = [r for r in summary.get("frontier", []) if r["points"]]
-    recipes = list(dict.fromkeys(r["recipe"] for r in rows))
-    if not recipes:
+    panels = list(dict.fromkeys((r["task"], r["recipe"]) for r in rows))
+    if not panels:
         return None
     plt = _pyplot()
-    n_rows, cols, size = _grid(len(recipes), width=5.5, height=4.0)
+    n_rows, cols, size = _grid(len(panels), width=5.5, height=4.0)
     fig, axes = plt.subplots(n_rows, cols, figsize=size, squeeze=False)
-    for ax, recipe in zip(axes.flat, recipes, strict=False):
+    for ax, (task, recipe) in zip(axes.flat, panels, strict=False):
         drawn = set()
-        for r in (r for r in rows if r["recipe"] == recipe):
+        for r in (r for r in rows if (r["task"], r["recipe"]) == (task, recipe)):
             xs, ys = [100 * p["clean"] for p in r["points"]], [100 * p["robust"] for p in r["points"]]
-            ax.plot(xs, ys, marker="o", label=f"{r['baseline']} ({r['knob']})")
+            ax.plot(xs, ys, marker="o", label=r["baseline"])
             if r["rift"] not in drawn:
                 seeds = r["rift_seeds"]
-                ax.scatter(
-                    [100 * s["clean"] for s in seeds],
-                    [100 * s["robust"] for s in seeds],
-                    marker="*",
-                    s=90,
-                    color="black",
-                    zorder=3,
-                    label=f"{r['rift']} (seeds)",
-                )
+                cleans, robusts = [100 * s["clean"] for s in seeds], [100 * s["robust"] for s in seeds]
+                ax.scatter(cleans, robusts, marker="*", s=90, zorder=3, label=f"{r['rift']} (seeds)")
                 drawn.add(r["rift"])
-        ax.set_title(f"{recipe} on {rows[0]['task']} test", fontsize=9)
+        ax.set_title(f"{recipe} on {task} test", fontsize=9)
         ax.set_xlabel("clean accuracy, whole test split (%)", fontsize=8)
         ax.set_ylabel("accuracy under attack (%)", fontsize=8)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    return _save(plt, fig, axes, len(recipes), "RIFT against each baseline's frontier", out_dir / "frontier.png")
+    return _save(plt, fig, axes, len(panels), "RIFT against each baseline's frontier", out_dir / "frontier.png")
 
 
 def write_plots(summary: dict, out_dir: Path) -> list[str]:

@@ -325,7 +325,8 @@ def joint_claims_table(summary: dict) -> Table | None:
         rows,
         [
             "Intersection-union: the claim holds only if every component (baseline/attack) holds at the 95% level; "
-            "one refuted component refutes it. Components are the rows of the claims table."
+            "one refuted component refutes it. Components are the rows of the claims table, or of the frontier "
+            "table for a verdict at matched clean accuracy."
         ],
         section="claims",
     )
