@@ -206,7 +206,7 @@ def frontier_plot(summary: dict, out_dir: Path) -> str | None:
             if r["rift"] not in drawn:
                 seeds = r["rift_seeds"]
                 cleans, robusts = [100 * s["clean"] for s in seeds], [100 * s["robust"] for s in seeds]
-                ax.scatter(cleans, robusts, marker="*", s=90, zorder=3, label=f"{r['rift']} (seeds)")
+                ax.scatter(cleans, robusts, marker="*", s=90, color="black", zorder=3, label=f"{r['rift']} (seeds)")
                 drawn.add(r["rift"])
         ax.set_title(f"{recipe} on {task} test", fontsize=9)
         ax.set_xlabel("clean accuracy, whole test split (%)", fontsize=8)
