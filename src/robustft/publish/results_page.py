@@ -213,7 +213,7 @@ def study_table(preset: Preset, presets: dict[str, Preset]) -> str:
         [
             r["compared"],
             f"{r['measured_on']} ({r['basis_note']})" if r["basis_note"] else r["measured_on"],
-            signed_interval(r) if r["ci95"] else "-",
+            signed_interval(r),
             seeds_by_examples(r),
             r["verdict"],
         ]

@@ -16,16 +16,23 @@ import json
 from robustft.evaluation import verdicts
 from robustft.evaluation.frontier import MIN_FRONTIER_POINTS, FrontierPoint, matched_clean_difference
 from robustft.evaluation.intervals import StatisticsInputError
-from robustft.report.claims.paper_claims import RIFT_ATTACKS, RIFT_RECIPES, is_adversarial_baseline, is_rift, judge
-from robustft.report.claims.paper_claims import study_of as standing_of
+from robustft.report.claims.paper_claims import (
+    RIFT_ATTACKS,
+    RIFT_RECIPES,
+    is_adversarial_baseline,
+    is_rift,
+    judge,
+    study_of,
+)
 from robustft.report.claims.rift_joint import joint_rows
 
 FRONTIER_SEED = "s0"  # the pre-registered design: one seed a strength (the default cell's seed 0)
 MATCHED = "read at RIFT's clean accuracy on each baseline's clean-vs-robust frontier (one seed a strength)"
 
 
-def _setting(m: dict) -> tuple:
-    return m["model"], m["task"], m["size"], m["method"]
+def _trained_on(m: dict) -> tuple:
+    """What a method's models share with RIFT's to be compared: backbone, task and training size."""
+    return m["model"], m["task"], m["size"]
 
 
 def _numeric(value) -> bool:
@@ -44,7 +51,7 @@ def frontiers(methods: dict) -> list[dict]:
             if not _numeric(m["method_args"].get(knob)):  # a strength is a number (not a schedule or a name)
                 continue
             rest = {k: v for k, v in m["method_args"].items() if k != knob}
-            groups.setdefault((*_setting(m), json.dumps(rest, sort_keys=True)), []).append(label)
+            groups.setdefault((*_trained_on(m), m["method"], json.dumps(rest, sort_keys=True)), []).append(label)
         for labels in groups.values():
             by_value = sorted(labels, key=lambda label: baselines[label]["method_args"][knob])
             if len({baselines[label]["method_args"][knob] for label in labels}) >= MIN_FRONTIER_POINTS:
@@ -141,7 +148,7 @@ def _component(summary: dict, rift: str, frontier: dict, clean_ev: dict, attack_
             "status": verdicts.NO_VERDICT,
             "verdict": f"no verdict: {'; '.join(reasons)}",
         }
-    verdict = judge(result, RIFT_ATTACKS, standing_of(summary))
+    verdict = judge(result, RIFT_ATTACKS, study_of(summary))
     note = "RIFT's seed spread and the frontier points' binomial noise; not the frontier's own seed spread"
     return row | {
         "difference": result["difference"],
@@ -155,47 +162,45 @@ def _component(summary: dict, rift: str, frontier: dict, clean_ev: dict, attack_
     }
 
 
-def frontier_rows(summary: dict) -> list[dict]:
-    """One component per RIFT method, frontier and RIFT attack found in the summary (module docstring)."""
-    rows = []
-    found = frontiers(summary["methods"])
-    for rift, m in summary["methods"].items():
-        if not is_rift(m):
+def frontier_rows(summary: dict, found: list[dict]) -> list[dict]:
+    """One component per RIFT method, frontier (of `frontiers`) and RIFT attack in the summary (module docstring)."""
+    rows, methods = [], summary["methods"]
+    for rift, m in methods.items():
+        clean_ev = _clean_test(summary, m["task"]) if is_rift(m) else None
+        if clean_ev is None:
             continue
-        for frontier in found:
-            if _setting(summary["methods"][frontier["labels"][0]])[:3] != _setting(m)[:3]:
-                continue
-            clean_ev = _clean_test(summary, m["task"])
-            attacks = [
-                ev
-                for ev in summary["evaluations"]
-                if ev["kind"] == "attack"
-                and ev["recipe"] in RIFT_RECIPES
-                and ev["task"] == m["task"]
-                and ev["split"] == "test"
-            ]
-            rows += [_component(summary, rift, frontier, clean_ev, ev) for ev in attacks if clean_ev is not None]
+        attacks = [
+            ev
+            for ev in summary["evaluations"]
+            if ev["kind"] == "attack"
+            and ev["recipe"] in RIFT_RECIPES
+            and ev["task"] == m["task"]
+            and ev["split"] == "test"
+        ]
+        for frontier in (f for f in found if _trained_on(methods[f["labels"][0]]) == _trained_on(m)):
+            rows += [_component(summary, rift, frontier, clean_ev, ev) for ev in attacks]
     return rows
 
 
-def _without_frontier(summary: dict, components: list[dict]) -> list[str]:
+def _without_frontier(methods: dict, found: list[dict], components: list[dict]) -> list[str]:
     """The adversarial baselines of the components' setting on no frontier: the joint verdict does not cover them."""
-    on = {label for f in frontiers(summary["methods"]) for label in f["labels"]}
-    settings = {_setting(summary["methods"][c["rift"]])[:3] for c in components}
+    on = {label for f in found for label in f["labels"]}
+    compared = {_trained_on(methods[c["rift"]]) for c in components}
     return sorted(
         label
-        for label, m in summary["methods"].items()
-        if is_adversarial_baseline(m) and label not in on and _setting(m)[:3] in settings
+        for label, m in methods.items()
+        if is_adversarial_baseline(m) and label not in on and _trained_on(m) in compared
     )
 
 
 def add_frontier(summary: dict) -> None:
     """Where the runs trace frontiers: the components under "frontier", and one joint verdict per RIFT method and
     task over them, in place of the joint row against single baseline strengths (which cannot carry a verdict)."""
-    components = frontier_rows(summary)
+    found = frontiers(summary["methods"])
+    components = frontier_rows(summary, found)
     if not components:
         return
-    left_out = _without_frontier(summary, components)
+    left_out = _without_frontier(summary["methods"], found, components)
     note = MATCHED + (f"; not covered (no frontier): {', '.join(left_out)}" if left_out else "")
     matched = [j | {"matched_clean": note, "frontier": None} for j in joint_rows(components, RIFT_ATTACKS)]
     replaced = {(j["compared"].split(" - ", 1)[0], j["task"]) for j in matched}

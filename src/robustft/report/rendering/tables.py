@@ -62,7 +62,9 @@ def comparison(vs: dict | None) -> str:
 
 
 def signed_interval(result: dict) -> str:
-    """A difference in points with its interval, signed: "+4.5 [+2.2, +6.7]"."""
+    """A difference in points with its interval, signed: "+4.5 [+2.2, +6.7]"; "-" where none was computed."""
+    if result["ci95"] is None:
+        return "-"
     low, high = result["ci95"]
     return f"{100 * result['difference']:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
 
@@ -341,12 +343,8 @@ FRONTIER_NOTE = (
 )
 
 
-def _frontier_points(row: dict) -> str:
-    return "; ".join(f"{p['label']}: {pct(p['clean'])} / {pct(p['robust'])}" for p in row["points"]) or "-"
-
-
-def _rift_points(row: dict) -> str:
-    return "; ".join(f"{s['seed']}: {pct(s['clean'])} / {pct(s['robust'])}" for s in row["rift_seeds"]) or "-"
+def _clean_and_robust(entries: list[dict], name: str) -> str:
+    return "; ".join(f"{e[name]}: {pct(e['clean'])} / {pct(e['robust'])}" for e in entries) or "-"
 
 
 def frontier_table(summary: dict) -> Table | None:
@@ -354,10 +352,10 @@ def frontier_table(summary: dict) -> Table | None:
         [
             r["compared"],
             r["recipe"],
-            _frontier_points(r),
-            _rift_points(r),
+            _clean_and_robust(r["points"], "label"),
+            _clean_and_robust(r["rift_seeds"], "seed"),
             "; ".join(pct(x) for x in r.get("frontier_at", [])) or "-",
-            signed_interval(r) if r["ci95"] else "-",
+            signed_interval(r),
             r["verdict"],
         ]
         for r in summary.get("frontier", [])
