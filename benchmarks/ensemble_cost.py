@@ -20,8 +20,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import load_average, load_sst2_victim, save  # noqa: E402
-from robustft.adversary.ensemble import EnsembleClassifier, EnsembleSettings  # noqa: E402
+from robustft import resources  # noqa: E402
+from robustft.data.example import Example  # noqa: E402
 from robustft.data.tasks import get_task, load_examples  # noqa: E402
+from robustft.defenses.ensemble import EnsembleClassifier, EnsembleSettings  # noqa: E402
 from robustft.models.predict import class_probs  # noqa: E402
 
 
@@ -29,6 +31,17 @@ def seconds(model, tok, examples, batch_size: int) -> float:
     start = time.perf_counter()
     class_probs(model, tok, examples, max_length=64, batch_size=batch_size, precision="fp32")
     return time.perf_counter() - start
+
+
+def step_candidates(examples, neighbours: dict) -> list:
+    """One greedy attack step per sentence: the sentence with each word that has a neighbour swapped for it."""
+    out = []
+    for ex in examples:
+        words = ex.text_a.split()
+        for i, w in enumerate(words):
+            if neighbours.get(w.lower()):
+                out.append(Example(" ".join([*words[:i], neighbours[w.lower()][0], *words[i + 1 :]]), ex.label))
+    return out
 
 
 def main() -> None:
@@ -40,6 +53,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32, help="examples per prediction call (the victim's)")
     parser.add_argument("--chunks", type=int, nargs="+", default=[32, 512], help="rows per forward of the copies")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--step", action="store_true", help="score one attack step's candidates per sentence")
     parser.add_argument("--name", default="ensemble_cost")
     args = parser.parse_args()
 
@@ -47,12 +61,16 @@ def main() -> None:
     model, tok = load_sst2_victim(args.model)
     task = get_task("sst2")
     examples = load_examples("sst2", "dev", n=args.n, seed=0)
+    if args.step:
+        examples = step_candidates(examples, resources.counterfitted_neighbors())
     variants = {"plain": model}
     for kind in args.kinds:
         for n in args.copies:
             for chunk in args.chunks:
                 settings = EnsembleSettings(kind, copies=n, chunk=chunk)
-                variants[f"{kind}-{n}-chunk{chunk}"] = EnsembleClassifier(model, tok, task, settings)
+                for mode in ("every", "distinct"):
+                    ensemble = EnsembleClassifier(model, tok, task, settings, distinct_only=mode == "distinct")
+                    variants[f"{kind}-{n}-chunk{chunk}-{mode}"] = ensemble
     for variant in variants.values():  # warm-up: tables, allocator, first-shape costs
         seconds(variant, tok, examples[:4], args.batch_size)
     load_before = load_average()
@@ -70,7 +88,7 @@ def main() -> None:
         for name, t in times.items()
     }
     for name, row in rows.items():
-        print(f"{name:>22}: {row['seconds_per_example'] * 1000:9.1f} ms/example, {row['ratio_to_plain']:7.2f}x plain")
+        print(f"{name:>32}: {row['seconds_per_example'] * 1000:9.1f} ms/example, {row['ratio_to_plain']:7.2f}x plain")
     save(
         args.name,
         {
@@ -79,6 +97,8 @@ def main() -> None:
             "the absolute seconds",
             "model": args.model,
             "n": args.n,
+            "texts": len(examples),
+            "step": args.step,
             "batch_size": args.batch_size,
             "chunks": args.chunks,
             "max_length": 64,

@@ -331,7 +331,8 @@ def test_the_estimate_prices_a_base_size_backbone_by_its_measured_factor():
 
 def test_the_estimate_prices_an_ensemble_defense_by_its_copies_and_a_certificate_by_its_samples():
     """A SAFER model answers each query with 100 noisy copies (DNE 12): priced as one model, the textdefender table
-    looked like 6 hours instead of 55."""
+    looked like 6 hours instead of 55. SAFER's and RanMASK's copies are forwarded once per distinct copy: each
+    priced at its measured share of a copy (the rates file's `ensemble_copy.distinct`); DNE's at a whole copy."""
     from robustft.bench.pricing import load_rates, seconds
 
     def trained(method, **method_args):
@@ -339,16 +340,18 @@ def test_the_estimate_prices_an_ensemble_defense_by_its_copies_and_a_certificate
         cfg.method_args = method_args
         return cfg
 
-    copy = load_rates().ensemble_copy
+    rates = load_rates()
+    copy, distinct = rates.ensemble_copy, rates.ensemble_distinct
+    assert set(distinct) == {"safer", "ranmask"} and all(0 < d < copy for d in distinct.values())
     attack = AttackConfig(model="unused", task="sst2", split="test", recipe="pwws", n=100)
     plain = seconds("attack", attack, trained("standard"))
-    assert seconds("attack", attack, trained("safer")) == pytest.approx(100 * copy * plain)
+    assert seconds("attack", attack, trained("safer")) == pytest.approx(100 * distinct["safer"] * plain)
     assert seconds("attack", attack, trained("dne")) == pytest.approx(12 * copy * plain)
-    assert seconds("attack", attack, trained("ranmask", copies=10)) == pytest.approx(10 * copy * plain)
+    assert seconds("attack", attack, trained("ranmask", copies=10)) == pytest.approx(10 * distinct["ranmask"] * plain)
     evaluation = EvalConfig(model="unused", task="sst2", split="test", n=100)
     certified = EvalConfig(model="unused", task="sst2", split="test", n=100, certify=True, certify_samples=1000)
     plain_eval = seconds("eval", evaluation, trained("standard"))
-    assert seconds("eval", certified, trained("safer")) == pytest.approx((100 + 1000) * copy * plain_eval)
+    assert seconds("eval", certified, trained("safer")) == pytest.approx((100 + 1000) * distinct["safer"] * plain_eval)
 
 
 def test_prices_come_from_a_rates_file_that_says_where_each_rate_came_from(tmp_path, monkeypatch):

@@ -1,8 +1,8 @@
 """The package's imports point down the layers and never run in a circle (read from the source with `ast`).
 
 Layers, bottom to top: ground (errors, atomic, clock, config, resources, runtime, runs) -> data -> models ->
-adversary -> training | attacks | evaluation (side by side, never importing each other) -> report -> bench ->
-publish -> cli.
+adversary -> defenses (SAFER, RanMASK, DNE: noise, ensemble, certificate) -> training | attacks | evaluation (side
+by side, never importing each other) -> report -> bench -> publish -> cli.
 The report reads run folders and needs nothing of the bench; a bench builds its report when its jobs are done, so
 `robustft.bench(cfg)` does what `robustft bench` does. Function-level imports count too: a lazy import is still a
 dependency.
@@ -19,14 +19,15 @@ LAYERS = {
     "data": 1,
     "models": 2,
     "adversary": 3,
-    "training": 4,
-    "attacks": 4,
-    "evaluation": 4,
-    "report": 5,
-    "bench": 6,
-    "publish": 7,  # results as data: reads benches, builds reports
-    "cli": 8,
-    "__init__": 8,
+    "defenses": 4,  # the ensemble defenses: training, the attacks' victim and the certificate all use them
+    "training": 5,
+    "attacks": 5,
+    "evaluation": 5,
+    "report": 6,
+    "bench": 7,
+    "publish": 8,  # results as data: reads benches, builds reports
+    "cli": 9,
+    "__init__": 9,
 }
 
 

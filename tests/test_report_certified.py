@@ -11,7 +11,7 @@ import pytest
 from report_fixtures import write_fixture_runs
 from robustft.bench.run import bench
 from robustft.config import BenchConfig, apply_overrides
-from robustft.evaluation.certify import RADII
+from robustft.defenses.ranmask import RADII
 from robustft.report import build_report
 
 CERTIFY = {"task": "{task}", "split": "dev", "certify": True, "certify_samples": 10, "certify_alpha": 0.1}

@@ -20,14 +20,15 @@ def forward_embeds(model, batch: dict, embeds: torch.Tensor) -> torch.Tensor:
     return model(**kwargs).logits
 
 
-def field_token_mask(batch: dict, tokenizer, task) -> torch.Tensor:
-    """1.0 at the tokens of the task's perturbable field (special tokens and the frozen field at 0).
+def field_token_mask(batch: dict, tokenizer, task, keep: int | None = None) -> torch.Tensor:
+    """1.0 at the tokens of the task's perturbable field (special tokens and the frozen field at 0; the special
+    token `keep`, RanMASK's [UNK] word, counts as the field's).
 
     Segments are told apart by counting separator tokens before each position, which works for
     BERT's `[CLS] a [SEP] b [SEP]` and RoBERTa's `<s> a </s></s> b </s>` alike.
     """
     ids = batch["input_ids"]
-    special = torch.isin(ids, torch.tensor(sorted(tokenizer.all_special_ids), device=ids.device))
+    special = torch.isin(ids, torch.tensor(sorted(set(tokenizer.all_special_ids) - {keep}), device=ids.device))
     mask = batch["attention_mask"].bool() & ~special
     if task is not None and task.is_pair:
         is_sep = ids == tokenizer.sep_token_id

@@ -1,20 +1,21 @@
-"""Random word-level noise on token ids: the one implementation that training (SAFER, RanMASK, DNE) and prediction
-by an ensemble of noisy copies (`robustft.adversary.ensemble`) share, so a model is trained on the noise it is
-judged with.
+"""Random word-level noise on token ids: the tensor primitives that the defenses (`robustft.defenses`: SAFER,
+RanMASK, DNE) use in training and in prediction by an ensemble of noisy copies, so a model is trained on the noise
+it is judged with.
 
 TextDefender applies this noise to whitespace words of the text before tokenising. Here it works on the batch's
-token ids, so the victim's and the evaluation's batches need no re-tokenising and every copy keeps the clean
-row's length. Our choices (docs/defenses.md):
+token ids, so the victim's and the evaluation's batches need no re-tokenising. Our choices (docs/defenses.md):
 
 - A *word* is a word-start token and the continuation tokens after it (WordPiece's `##` pieces; for BPE and
   SentencePiece vocabularies, tokens without the word-start marker). Punctuation is then a word of its own,
-  where TextDefender's whitespace split glues it to the word before.
+  where TextDefender's whitespace split glues it to the word before. The unknown token (`[UNK]`) is a word too:
+  an out-of-vocabulary substitute stays one word, which RanMASK's certificate needs.
 - Substitution (SAFER, DNE) replaces a *whole-word token* (a word of one token) by a whole-word token of its
   perturbation set: counter-fitted neighbours (Jia et al.'s 8-neighbour file) that are one token in the
   vocabulary, case matched. A word of several tokens keeps its tokens (almost every counter-fitted word is one
   WordPiece token).
-- Masking (RanMASK) replaces every token of a chosen word by the mask token, so a masked word of n pieces is n
-  mask tokens (TextDefender masks the word before tokenising: one mask).
+- Masking (RanMASK) replaces a chosen word, however many pieces it has, by ONE mask token and re-packs the row
+  (TextDefender masks the whitespace word before tokenising: one mask too), so two texts that differ only in
+  masked words give the same masked copy.
 - Only the task's perturbable field moves (the hypothesis of a pair); special tokens and padding never do.
 """
 
@@ -37,9 +38,8 @@ WORD_START_MARKS = ("Ġ", "▁")  # byte-level BPE (RoBERTa) and SentencePiece w
 class NeighbourTable:
     """A vocabulary's perturbation sets: row v lists v itself, its first-order neighbours, then (second order)
     their neighbours, as token ids; rows are padded with v itself. `size[v]` entries are real, the first
-    `first[v]` of them v and its own neighbours. `overlap[v]` is SAFER's q: the least share of v's set that the set
-    of one of its members keeps, min over u in set(v) of |set(v) & set(u)| / |set(v)| (1 for a word that cannot
-    move)."""
+    `first[v]` of them v and its own neighbours. `overlap[v]` is SAFER's q_v (`set_overlap`) over the first-order
+    sets, the sets SAFER's noise draws from (1 for a word that cannot move)."""
 
     ids: torch.Tensor  # [V, M] long
     size: torch.Tensor  # [V] long, >= 1
@@ -102,20 +102,31 @@ def build_table(tokenizer, neighbors: dict[str, list[str]], width: int, second_o
     size = torch.ones(size_v, dtype=torch.long)
     first = torch.ones(size_v, dtype=torch.long)
     overlap = torch.ones(size_v)
-    members: dict[int, set[int]] = {}
+    members: dict[int, set[int]] = {}  # first-order sets: what SAFER's noise draws from
     for v, subs in first_sets.items():
         row = [v, *subs][:width]
         first[v] = len(row)
+        members[v] = set(row)
         if second_order:
             for u in subs:
                 row += [w for w in first_sets.get(u, ()) if w not in row]
             row = row[:width]
         ids[v, : len(row)] = torch.tensor(row)
         size[v] = len(row)
-        members[v] = set(row)
-    for v, own in members.items():
-        overlap[v] = min(len(own & members.get(u, {u})) for u in own) / len(own)
+    for v in members:
+        overlap[v] = set_overlap(v, members)
     return NeighbourTable(ids, size, first, overlap, continuation)
+
+
+def set_overlap(v: int, sets: dict[int, set[int]]) -> float:
+    """SAFER's q_v: the least overlap of the uniform distribution on v's set with that on the set of a member u
+    that may replace v, min over u of |S_v & S_u| / max(|S_v|, |S_u|) (the overlap of two uniform distributions,
+    1 - their total variation). A word without a set of its own has the set {u}.
+
+    SAFER's release divides by |S_v| alone, which overstates q when u's set is larger: "ultimate" {ultimate,
+    final} got q = 1 although "final" has 9 members, of which the two sets share 2 (true overlap 2/9)."""
+    own = sets.get(v, {v})
+    return min(len(own & sets.get(u, {u})) / max(len(own), len(sets.get(u, {u}))) for u in own)
 
 
 @functools.lru_cache(maxsize=8)
@@ -146,7 +157,7 @@ class Words:
 def batch_words(input_ids, attention_mask, continuation: torch.Tensor, tokenizer, task) -> Words:
     """Words of the perturbable field of each row (see the module's docstring for what a word is)."""
     batch = {"input_ids": input_ids, "attention_mask": attention_mask}
-    movable = field_token_mask(batch, tokenizer, task).bool()
+    movable = field_token_mask(batch, tokenizer, task, keep=tokenizer.unk_token_id).bool()
     cont = continuation.to(input_ids.device)[input_ids] & movable
     start = movable & ~cont
     word_of = torch.cumsum(start.long(), dim=1) - 1
@@ -174,17 +185,40 @@ def masked_count(count: torch.Tensor, rate: float, min_keep: int) -> torch.Tenso
 
 
 def mask_words(
-    input_ids: torch.Tensor, words: Words, masked: torch.Tensor, mask_id: int, uniform: torch.Tensor
-) -> torch.Tensor:
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    words: Words,
+    masked: torch.Tensor,
+    uniform: torch.Tensor,
+    mask_id: int,
+    pad_id: int,
+    token_type_ids: torch.Tensor | None = None,
+) -> dict[str, torch.Tensor]:
     """RanMASK's noise: `masked[b]` words of row b, drawn without replacement (the words with the smallest
-    `uniform` [B, W] keys), have every token replaced by the mask token."""
+    `uniform` [B, W] keys), each become ONE mask token, whatever their number of pieces; the rows are re-packed to
+    the left and padded with `pad_id` to the longest one (attention mask and token types follow). Returns the
+    model inputs {input_ids, attention_mask[, token_type_ids]}."""
     width = uniform.shape[1]
     keys = uniform.masked_fill(torch.arange(width, device=uniform.device) >= words.count.unsqueeze(1), 2.0)
     rank = keys.argsort(dim=1).argsort(dim=1)  # rank of each word's key within its row
     hidden = rank < masked.to(rank.device).unsqueeze(1)  # [B, W]
     at = words.word_of.clamp_min(0)
     chosen = torch.gather(hidden, 1, at) & (words.word_of >= 0)
-    return torch.where(chosen, torch.full_like(input_ids, mask_id), input_ids)
+    before = torch.full_like(words.word_of, -1)
+    before[:, 1:] = words.word_of[:, :-1]
+    later_piece = chosen & (words.word_of == before)  # a masked word's second, third ... token: dropped
+    keep = attention_mask.bool() & ~later_piece
+    order = torch.sort((~keep).long(), dim=1, stable=True).indices  # kept tokens first, in their order
+    length = keep.sum(1)
+    real = torch.arange(input_ids.shape[1], device=input_ids.device) < length.unsqueeze(1)
+    ids = torch.where(chosen, torch.full_like(input_ids, mask_id), input_ids)
+    ids = torch.where(real, torch.gather(ids, 1, order), torch.full_like(ids, pad_id))
+    longest = max(1, int(length.max()))
+    out = {"input_ids": ids[:, :longest], "attention_mask": real[:, :longest].to(attention_mask.dtype)}
+    if token_type_ids is not None:
+        types = torch.where(real, torch.gather(token_type_ids, 1, order), torch.zeros_like(token_type_ids))
+        out["token_type_ids"] = types[:, :longest]
+    return out
 
 
 def dirichlet_weights(

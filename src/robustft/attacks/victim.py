@@ -35,12 +35,12 @@ import numpy as np
 import torch
 
 from robustft import runtime
-from robustft.adversary.ensemble import as_ensemble
 from robustft.attacks.lockstep import Lockstep
 from robustft.clock import working_seconds
 from robustft.data.batching import model_inputs, pad_tokenized, padded_cost_batches, tokenize_rows
 from robustft.data.example import Example
 from robustft.data.tasks import Task, get_task
+from robustft.defenses.ensemble import as_ensemble
 from robustft.errors import ConfigError
 
 BUDGET_UNITS = ("textattack", "distinct")
@@ -134,7 +134,7 @@ class Victim:
         if max_length is not None and max_length < 2:
             raise ConfigError(f"max_length: must be at least 2, got {max_length}")
         self.task = get_task(task) if isinstance(task, str) else task
-        # a SAFER / RanMASK / DNE model answers by its ensemble of noisy copies (adversary/ensemble.py)
+        # a SAFER / RanMASK / DNE model answers by its ensemble of noisy copies (defenses/ensemble.py)
         self.model = as_ensemble(model, tokenizer, self.task).eval()
         self.tokenizer = tokenizer
         runtime.resolve_precision(precision, self.device)  # fail early on a bad name

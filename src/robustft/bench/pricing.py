@@ -43,6 +43,11 @@ class Rates:
     im_iteration: dict[str, float]  # one solver iteration per converted layer, in plain forwards
     backbones: dict[str, float]  # a backbone's forward and step against MiniLM's; 'default' for an unmeasured one
     ensemble_copy: float  # one noisy copy of an ensemble defense's prediction, in plain predictions
+    # the same for a defense whose copies are forwarded once per distinct copy (SAFER, RanMASK: token ids only)
+    ensemble_distinct: dict[str, float]
+
+    def copy_cost(self, method: str) -> float:
+        return self.ensemble_distinct.get(method, self.ensemble_copy)
 
     def method(self, name: str, short_text: bool) -> float:
         costs = {**self.method_cost, **(self.short_text_method_cost if short_text else {})}
@@ -69,6 +74,7 @@ def read_rates(path: Path) -> Rates:
             im_iteration={k: float(v["value"]) for k, v in raw["im_iteration"].items()},
             backbones={k: float(v["value"]) for k, v in raw.get("backbones", {}).items()},
             ensemble_copy=float(raw.get("ensemble_copy", {}).get("value", 1.0)),
+            ensemble_distinct={k: float(v) for k, v in raw.get("ensemble_copy", {}).get("distinct", {}).items()},
         )
     except OSError as exc:
         raise DataFormatError(path, None, f"cannot read the bench's rates: {exc.strerror or exc}") from None
@@ -158,8 +164,10 @@ def step_seconds(cfg, rates: Rates) -> float:
     than it was measured at, an IM model's solves, long texts, padding and precision."""
     method = cfg.method.split("-")[0]
     forward = im_forward_factor(cfg, rates)
-    # a step with the explicit (or jfb) gradient: the solve's forwards, then the backward of one step
-    im = forward if cfg.im.get("grad") == "unrolled" else (forward + 2) / 3
+    # a step with the explicit (or jfb) gradient: the solve's forwards, then the backward of one step; implicit and
+    # adaptive measured 0.6-0.9x unrolled's step (benchmarks/results/im_gradient_fidelity.json): priced at
+    # unrolled's, an upper bound
+    im = (forward + 2) / 3 if cfg.im.get("grad") in ("explicit", "jfb") else forward
     padding = 1.0 if cfg.group_by_length else rates.random_batch_padding
     measured = rates.measured_steps.get(method)
     ascent = (cfg.method_args.get("steps") or measured) / measured if measured else 1.0
@@ -191,7 +199,9 @@ def forward_cost(task: str, train_cfg, rates: Rates) -> float:
 def prediction_cost(task: str, train_cfg, rates: Rates) -> float:
     """One prediction of the model in plain short-text forwards (an ensemble's copies included)."""
     copies = ensemble_copies(train_cfg) if train_cfg is not None else 1
-    return forward_cost(task, train_cfg, rates) * (1.0 if copies == 1 else copies * rates.ensemble_copy)
+    if copies == 1:
+        return forward_cost(task, train_cfg, rates)
+    return forward_cost(task, train_cfg, rates) * copies * rates.copy_cost(train_cfg.method)
 
 
 def seconds(kind: str, cfg, train_cfg=None, rates: Rates | None = None) -> float:
@@ -203,7 +213,8 @@ def seconds(kind: str, cfg, train_cfg=None, rates: Rates | None = None) -> float
     cost = prediction_cost(cfg.task, train_cfg, rates)
     if kind == "eval":
         # a certificate counts the votes of certify_samples more noisy copies of each example
-        certificate = cfg.certify_samples * rates.ensemble_copy * forward_cost(cfg.task, train_cfg, rates)
+        copy = rates.copy_cost(train_cfg.method) if train_cfg is not None else rates.ensemble_copy
+        certificate = cfg.certify_samples * copy * forward_cost(cfg.task, train_cfg, rates)
         return n * (cost + (certificate if cfg.certify else 0.0)) / rates.eval_examples_per_s
     precision = rates.attack_fp32_factor if cfg.precision == "fp32" else 1.0
     per_example = rates.attack_seconds.get(cfg.recipe, rates.attack_seconds["default"])

@@ -1,38 +1,37 @@
 """Certified accuracy of a model that predicts by an ensemble of noisy copies (`robustft eval --certify`): the
-share of examples whose true label the ensemble provably keeps under a threat model, from the vote count of the true
-label over `samples` fresh noisy copies (their own seed, so they are independent of the prediction's copies).
+share of examples whose true label the ensemble's majority vote provably keeps under the defense's threat model,
+from the vote count of the true label over `samples` fresh noisy copies (their own seed, so they are independent of
+the prediction's copies).
 
-p = a one-sided Clopper-Pearson lower bound (confidence 1 - alpha) of the true label's share of the copies' votes.
+p = a one-sided Clopper-Pearson lower bound (confidence 1 - alpha) of the true label's share of the copies' votes;
+each defense turns p into its verdict and names what it covers (`robustft.defenses.safer`, `.ranmask`: the threat
+models, Delta and why they hold).
 
-- SAFER (Ye, Gong and Liu 2020, Theorem 1 as their release's evaluation.py applies it): the attacker may replace
-  every word by any word of its perturbation set. With q_j the least overlap |P_j & P_u| / |P_j| of word j's set
-  with the set of a member u, the vote shares move by at most Delta = 1 - prod_j q_j, and the true label is
-  certified when p - Delta > 0.5. The release compares the empirical share minus a fixed Monte-Carlo error (0.01,
-  2,000 copies); the Clopper-Pearson bound replaces that.
-- RanMASK (Zeng et al. 2021/2023, Theorem 1): an input of h words of which k stay unmasked; an attacker who changes
-  d words moves the vote shares by at most Delta_d = 1 - C(h - d, k) / C(h, k), the chance that a copy leaves some
-  changed word unmasked (the paper's beta = 1, its guaranteed case). Certified at d when p - Delta_d > 0.5; an
-  example's radius is the largest such d (-1: not even its clean prediction is certified).
+The certificate is about the majority-vote classifier over copies, not the ensemble's default prediction
+(TextDefender's mean of unit-normalised logits, which the clean accuracy and the attacks use). So the record keeps
+that vote classifier's own prediction on each clean example (`vote_prediction`, the argmax of the certificate's
+vote counts), and the summary its clean accuracy (`vote_accuracy`) beside the certified accuracy: a certified
+figure is read against the accuracy of the classifier it certifies.
+
+- SAFER (Ye, Gong and Liu 2020, Theorem 1): certified when p - Delta > 0.5, Delta = 1 - prod_j q_j. The release
+  compares the empirical share minus a fixed Monte-Carlo error (0.01, 2,000 copies); the Clopper-Pearson bound
+  replaces that, and q_j is the overlap of two uniform distributions (the release's q_j overstated it).
+- RanMASK (Zeng et al. 2021/2023, Theorem 1, beta = 1): an example's radius is the largest d with
+  p - Delta_d > 0.5 (-1: not even its clean prediction is certified).
 """
 
 from __future__ import annotations
 
-import math
-
-import torch
 from scipy.stats import beta
 
-from robustft.adversary import smoothing
-from robustft.adversary.ensemble import EnsembleClassifier
 from robustft.data.batching import encode
+from robustft.defenses.ensemble import EnsembleClassifier
+from robustft.defenses.registry import CERTIFIED, DEFENSES
 from robustft.evaluation.stats import accuracy_with_interval
 from robustft.models.predict import class_probs
 
-RADII = (1, 2, 3, 4, 5, 10)  # RanMASK: certified accuracy reported against these numbers of changed words
-DEFINITIONS = {
-    "safer": "true label certified against replacing every word within its perturbation set (SAFER, Theorem 1)",
-    "ranmask": "true label certified against d changed words (RanMASK, Theorem 1, beta = 1)",
-}
+DEFINITIONS = CERTIFIED  # defense name -> what its certificate guarantees
+VOTE_ACCURACY = "clean accuracy of the certified classifier: the majority vote over the certificate's copies"
 
 
 def lower_bound(count: int, n: int, alpha: float) -> float:
@@ -40,69 +39,46 @@ def lower_bound(count: int, n: int, alpha: float) -> float:
     return 0.0 if count == 0 else float(beta.ppf(alpha, count, n - count + 1))
 
 
-def masking_delta(h: int, kept: int, d: int) -> float:
-    """RanMASK's Delta_d: the chance that a copy keeping `kept` of `h` words unmasked keeps one of d changed ones."""
-    return 1.0 - math.comb(h - d, kept) / math.comb(h, kept) if d <= h else 1.0
-
-
-def ranmask_radius(p: float, h: int, kept: int) -> int:
-    """The largest d with p - Delta_d > 0.5 (-1 when p <= 0.5)."""
-    radius = -1
-    for d in range(h + 1):
-        if p - masking_delta(h, kept, d) <= 0.5:
-            break
-        radius = d
-    return radius
-
-
-def example_words(model: EnsembleClassifier, ids: list[int]) -> tuple[int, float]:
-    """(words that may move, SAFER's prod_j q_j) of one tokenised example."""
-    row = torch.tensor([ids])
-    words = smoothing.batch_words(row, torch.ones_like(row), model.table.continuation, model.tokenizer, model.task)
-    overlap = model.table.overlap[row.clamp(0, len(model.table.overlap) - 1)]
-    return int(words.count[0]), float(torch.where(words.whole, overlap, torch.ones_like(overlap)).prod())
-
-
 def certify_records(
     model: EnsembleClassifier, tokenizer, examples, samples: int, alpha: float, **predict_kwargs
 ) -> list[dict]:
-    """Each example's certificate: the true label's votes, its lower bound and the defense's verdict."""
+    """Each example's certificate: the true label's votes, its lower bound, the vote classifier's prediction and
+    the defense's verdict."""
     counting = model.with_settings(copies=samples, vote="votes", seed=model.settings.seed + 1)
     shares = class_probs(counting, tokenizer, examples, **predict_kwargs)
     items = encode(tokenizer, examples, predict_kwargs.get("max_length", 128))
-    settings = model.settings
     out = []
     for row, (example, item) in enumerate(zip(examples, items, strict=True)):
         votes = round(float(shares[row, example.label]) * samples)
         p = lower_bound(votes, samples, alpha)
-        h, overlap = example_words(model, item.input_ids)
-        record = {"votes": votes, "p_lower": round(p, 6), "words": h}
-        if settings.kind == "safer":
-            record |= {"delta": round(1.0 - overlap, 6), "certified": p - (1.0 - overlap) > 0.5}
-        else:
-            masked = int(smoothing.masked_count(torch.tensor([h]), settings.rate, settings.min_keep)[0])
-            record |= {"kept": h - masked, "radius": ranmask_radius(p, h, h - masked)}
-        out.append(record)
+        vote_prediction = int(shares[row].argmax())
+        record = {"votes": votes, "p_lower": round(p, 6), "vote_prediction": vote_prediction}
+        record["vote_correct"] = vote_prediction == example.label
+        out.append(record | counting.defense.certificate(p, item.input_ids))
     return out
 
 
 def certified_summary(records: list[dict], setting: dict) -> dict:
-    """metrics.json's `certified`: the settings and each certified accuracy with its n and 95% interval."""
+    """metrics.json's `certified`: the settings, each certified accuracy with its n and 95% interval, and the clean
+    accuracy of the vote classifier they certify."""
     certs = [r["certify"] for r in sorted(records, key=lambda r: r["index"])]
     out = {**setting, "definition": DEFINITIONS[setting["defense"]], "n": len(certs)}
-    if setting["defense"] == "safer":
-        return out | {"accuracy": accuracy_with_interval([c["certified"] for c in certs])}
-    radii = [c["radius"] for c in certs]
-    by_words = {str(d): accuracy_with_interval([r >= d for r in radii]) for d in RADII}
-    return out | {"accuracy_by_changed_words": by_words, "mean_radius": sum(max(r, 0) for r in radii) / len(radii)}
+    if all("vote_correct" in c for c in certs):  # certificates written before issue 63 lack it
+        out |= {"vote_accuracy": accuracy_with_interval([c["vote_correct"] for c in certs])}
+        out |= {"vote_accuracy_definition": VOTE_ACCURACY}
+    return out | DEFENSES[setting["defense"]].certified_accuracy(certs, accuracy_with_interval)
 
 
 def describe(summary: dict) -> list[str]:
-    """Lines for the log: each certified accuracy with n and its 95% interval."""
+    """Lines for the log: each certified accuracy with n and its 95% interval, then the vote classifier's."""
     head = f"certified accuracy ({summary['defense']}, {summary['samples']} copies, confidence {summary['confidence']})"
     if "accuracy" in summary:
-        return [f"{head}: {_figure(summary['accuracy'])}"]
-    return [f"{head}, {d} word(s) changed: {_figure(a)}" for d, a in summary["accuracy_by_changed_words"].items()]
+        lines = [f"{head}: {_figure(summary['accuracy'])}"]
+    else:
+        lines = [f"{head}, {d} word(s) changed: {_figure(a)}" for d, a in summary["accuracy_by_changed_words"].items()]
+    if "vote_accuracy" in summary:
+        lines.append(f"{VOTE_ACCURACY}: {_figure(summary['vote_accuracy'])}")
+    return lines
 
 
 def _figure(acc: dict) -> str:

@@ -1,5 +1,6 @@
 """`robustft eval` / `robustft.evaluate(cfg)`: per-example predictions and accuracy of a model on a task split,
-as a run folder. A model from a training run inherits that run's max_length and precision unless overridden.
+as a run folder. A model from a training run inherits that run's task (or data file), max_length and precision
+unless overridden (`robustft.data.scored_data`).
 
 Under torchrun (or with `--shard i/n`) each process scores every n-th prediction batch from i (the batches one
 process would form, so each probability is computed exactly as one process computes it) into its own shard files;
@@ -7,21 +8,22 @@ the last shard to finish merges them (`merge`) into what one process writes."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 from pathlib import Path
 
 from robustft import runs, runtime
-from robustft.adversary.ensemble import EnsembleClassifier, as_ensemble, unwrap
-from robustft.config import EvalConfig
+from robustft.config import EvalConfig, copy_config, explicit_keys
 from robustft.data.batching import encode, eval_batches
 from robustft.data.digests import data_digests, model_digests
+from robustft.data.scored_data import settle
 from robustft.data.tasks import get_task, load_examples
+from robustft.defenses.ensemble import EnsembleClassifier, as_ensemble, unwrap
 from robustft.errors import ConfigError
 from robustft.evaluation import certify as certification
 from robustft.evaluation.stats import accuracy_with_interval, majority_baseline
 from robustft.models.factory import load_classifier
+from robustft.models.positions import check_max_length
 from robustft.models.predict import check_labels, class_probs
 
 log = logging.getLogger("robustft.evaluate")
@@ -33,10 +35,13 @@ DEFENSE_KEYS = ("ensemble", "certify")  # only for a model that predicts by an e
 
 def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> dict:
     """Score the model; returns metrics.json's content (a finished run of the same config is reused)."""
-    cfg = dataclasses.replace(cfg).validate()
-    task = get_task(cfg.task)
+    chosen = explicit_keys(cfg)
+    cfg = copy_config(cfg).validate()
     resolved = runs.resolve(cfg.model)
+    scored = settle(cfg, resolved, chosen, log)  # a run's own task or file, and a file's rows, unless chosen
+    task = get_task(cfg.task)
     cfg, inherited = runs.inherit(cfg, resolved, {"max_length": 128, "precision": "auto"})
+    inherited.update(scored)
     out = (
         Path(cfg.output_dir)
         if cfg.output_dir
@@ -51,6 +56,7 @@ def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> 
     runtime.set_threads(cfg.threads)
     device = runtime.pick_device(cfg.device)
     model, tokenizer = load_classifier(resolved.model)  # a bad model is refused before any folder is written
+    check_max_length(cfg.max_length, model.config, tokenizer, cfg.model)
     labels_note = check_labels(model, task)
     model = as_ensemble(model, tokenizer, task)  # a SAFER / RanMASK / DNE model predicts by its ensemble
     check_certify(cfg, model)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 
 from robustft.adversary import dne
-from robustft.adversary.ensemble import EnsembleSettings
+from robustft.defenses.settings import EnsembleSettings
 from robustft.models.im import adversary_gradients
 from robustft.training.objectives.base import ABOVE_0, AT_LEAST_0, AT_LEAST_1, register_objective
 from robustft.training.objectives.embedding import check_adversary_grad
@@ -38,7 +38,6 @@ class DNE(EnsembleObjective):
         "neighbours": AT_LEAST_1,
         "steps": AT_LEAST_0,
     }
-    second_order = True
 
     def __init__(
         self,
@@ -57,7 +56,6 @@ class DNE(EnsembleObjective):
         # as in FreeLB, the ascent and the training loss share each forward: "exact" makes both gradients exact
         self.im_adversary_grad = im_adversary_grad
         self.dne = dne.DNESettings(alpha, decay, neighbours, steps, step_size)
-        self.table_width = neighbours
         settings = EnsembleSettings(
             "dne", copies=copies, vote=vote, alpha=alpha, decay=decay, neighbours=neighbours, seed=seed, chunk=chunk
         )
@@ -81,8 +79,8 @@ class DNE(EnsembleObjective):
             parts = dne.losses(
                 model,
                 batch,
-                self.table,
-                self.words(batch),
+                self.defense.table_on(batch["input_ids"].device),
+                self.defense.words(batch["input_ids"], batch["attention_mask"]),
                 self.dne,
                 lambda logits: F.cross_entropy(logits.float(), labels),
             )

@@ -3,25 +3,25 @@ train on inputs with a share of their words (rate 0.9, at least 2 words kept) re
 an ensemble of 100 randomly masked copies.
 
 Deviations (docs/defenses.md): words are the tokenizer's words (punctuation is a word; TextDefender splits on
-whitespace) and a masked word of n pieces becomes n mask tokens (TextDefender: one). TextDefender's ensemble masks
-at rate 0.7 (utils/augmentor.py) while training at 0.9; here the ensemble uses the training rate unless
-`predict_rate` says otherwise, as in the RanMASK paper.
+whitespace); a masked word becomes one mask token however many pieces it has, as in TextDefender. TextDefender's
+ensemble masks at rate 0.7 (utils/augmentor.py) while training at 0.9; here the ensemble uses the training rate
+unless `predict_rate` says otherwise, as in the RanMASK paper. The masking, the ensemble and the certificate are the
+defense's (`robustft.defenses.ranmask`); this is only the loss.
 """
 
 from __future__ import annotations
 
-import torch
+import dataclasses
 
-from robustft.adversary import smoothing
-from robustft.adversary.ensemble import EnsembleSettings
+from robustft.defenses.settings import EnsembleSettings
 from robustft.errors import ConfigError
 from robustft.training.objectives.base import AT_LEAST_0, register_objective
 from robustft.training.objectives.ensemble import SHARE_BELOW_1, EnsembleObjective, noisy_cross_entropy
 from robustft.training.objectives.textdefender import textdefender_training
 
 DEVIATIONS = [
-    "RanMASK: words are the tokenizer's words and a masked word of n sub-word tokens is n mask tokens "
-    "(TextDefender masks whitespace words before tokenising)"
+    "RanMASK: words are the tokenizer's words (punctuation a word of its own; TextDefender masks whitespace words "
+    "before tokenising); a masked word is one mask token, as there"
 ]
 
 
@@ -70,14 +70,9 @@ class RanMASK(EnsembleObjective):
         return out
 
     def setup(self, model, ctx) -> None:
-        if ctx.tokenizer.mask_token_id is None:
-            raise ConfigError("RanMASK needs a tokenizer with a mask token")
         super().setup(model, ctx)
+        # the ensemble may predict at another rate (predict_rate); training masks at `rate`
+        self.train_noise = self.defense.with_settings(dataclasses.replace(self.settings, rate=self.rate))
 
     def loss(self, model, batch):
-        ids = batch["input_ids"]
-        words = self.words(batch)
-        masked = smoothing.masked_count(words.count.cpu(), self.rate, self.min_keep)
-        keys = torch.rand(len(ids), max(1, int(words.count.max())), device=ids.device)
-        noisy = smoothing.mask_words(ids, words, masked, self.tokenizer.mask_token_id, keys)
-        return noisy_cross_entropy(model, batch, noisy)
+        return noisy_cross_entropy(model, batch, self.train_noise.training_copy(batch))

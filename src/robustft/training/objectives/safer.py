@@ -4,15 +4,13 @@ wrapper): train on inputs whose words are replaced at random from their perturba
 
 Deviations (printed in config.json, docs/defenses.md): the perturbation set is the counter-fitted 8-neighbour file
 (TextDefender and SAFER's release: up to 100 / 800 neighbours in a PCA'd embedding space with similarity >= 0.8 /
-0.7, not offline), applied to one-token words of the sub-word vocabulary (`robustft.adversary.smoothing`).
+0.7, not offline), applied to one-token words of the sub-word vocabulary. The noise, the ensemble and the
+certificate are the defense's (`robustft.defenses.safer`); this is only the loss.
 """
 
 from __future__ import annotations
 
-import torch
-
-from robustft.adversary import smoothing
-from robustft.adversary.ensemble import EnsembleSettings
+from robustft.defenses.settings import EnsembleSettings
 from robustft.training.objectives.base import register_objective
 from robustft.training.objectives.ensemble import EnsembleObjective, noisy_cross_entropy
 from robustft.training.objectives.textdefender import textdefender_training
@@ -38,6 +36,4 @@ class SAFER(EnsembleObjective):
         return list(DEVIATIONS)
 
     def loss(self, model, batch):
-        words = self.words(batch)
-        uniform = torch.rand(batch["input_ids"].shape, device=batch["input_ids"].device)
-        return noisy_cross_entropy(model, batch, smoothing.substitute(batch["input_ids"], words, self.table, uniform))
+        return noisy_cross_entropy(model, batch, self.defense.training_copy(batch))
