@@ -87,7 +87,10 @@ def test_torch_use_gives_the_numpy_forwards_similarities_on_real_candidates(reci
     assert scores["numpy"].keys() == scores["torch"].keys() and len(scores["numpy"]) > 100
     keys = sorted(scores["numpy"])
     a, b = np.array([scores["numpy"][k] for k in keys]), np.array([scores["torch"][k] for k in keys])
-    assert np.abs(a - b).max() < 1e-4 and a.std() > 0.01  # real spread, not all-ones short texts
+    # A look-alike USE's normalisation reads as the letter itself (fullwidth "ｍ", monospace "𝚝") leaves the text as it
+    # was: cosine 1 up to float rounding, where the angular score moves by arccos' sqrt: 6e-8 in cosine is 1.1e-4.
+    same = (a > 1 - 2e-4) & (b > 1 - 2e-4)
+    assert np.abs(a - b)[~same].max() < 1e-4 and a.std() > 0.01  # real spread, not all-ones short texts
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
 import json
 import random
+import string
 
 import pytest
 
@@ -13,7 +14,7 @@ from robustft.attacks.results import SKIPPED, SUCCEEDED
 from robustft.attacks.transformations import CharacterEdits
 from robustft.attacks.transformations.characters import HOMOGLYPHS
 from robustft.attacks.victim import Victim
-from robustft.attacks.words import AttackedText, is_one_word
+from robustft.attacks.words import AttackedText, is_one_word, is_substitute
 from robustft.data.tasks import load_examples
 from robustft.models.factory import tiny_bert
 from test_attack_recipes import assert_only_reported_positions_differ
@@ -49,11 +50,55 @@ def test_textbugger_bugs_keep_the_first_and_last_character():
     assert edits_of("delete", "a") == set()
 
 
-def test_look_alikes_change_one_character_each_and_keep_the_word_one_word():
-    assert all(is_one_word(f"x{v}x") and v != k for k, v in HOMOGLYPHS.items())
-    cands = CharacterEdits(["homoglyph"]).edited("good", random.Random(0))
-    assert cands == ["\u0261ood", "g0od", "go0d", "goo\u0501"]  # every character with a look-alike, in order
-    assert "0" in CharacterEdits(["homoglyph"]).edited("GOOD", random.Random(0))[1]
+def test_look_alikes_are_textattacks_one_to_one_table():
+    # pairs copied by hand from TextAttack 0.3.11's WordSwapHomoglyphSwap.homos
+    pairs = {"a": "\u0251", "e": "\u0435", "o": "\u043e", "l": "\u217c", "x": "\u00d7", "z": "\u1d22"}
+    pairs |= {"1": "l", "0": "O", "7": "\U0001d7d5", "'": "`", "-": "\u02d7"}
+    assert all(HOMOGLYPHS[k] == v for k, v in pairs.items())
+    assert set(HOMOGLYPHS) == set(string.ascii_lowercase + string.digits + "-'")  # no upper-case key
+    assert len(set(HOMOGLYPHS.values())) == len(HOMOGLYPHS) == 38  # one-to-one
+    homoglyph = CharacterEdits(["homoglyph"])
+    # every character with a look-alike, one candidate each, in order
+    assert homoglyph.edited("good", random.Random(0)) == ["\u0261ood", "g\u043eod", "go\u043ed", "goo\u0501"]
+    assert homoglyph.edited("GOOD", random.Random(0)) == []  # TextAttack's keys are lower case
+    assert homoglyph.edited("F1", random.Random(0)) == []  # "Fl" would be written "FL" (the word's case): dropped
+    assert homoglyph.edited("It's", random.Random(0)) == ["I\U0001d69d's", "It`s", "It'\u0455"]
+
+
+def test_a_look_alike_mark_keeps_the_word_one_word_position():
+    text = AttackedText("a well-made box, isn't it")
+    marked = text.replace_words({1: "well\u02d7made", 2: "bo\u00d7", 3: "isn`t"})
+    assert marked.text == "a well\u02d7made bo\u00d7, isn`t it" and marked.num_words == 5
+    assert marked.words == ("a", "well\u02d7made", "bo\u00d7", "isn`t", "it") and marked.modified == {1, 2, 3}
+    assert marked.replace_word(4, "them").words[4] == "them"
+    assert not is_substitute("bo,x") and is_substitute("bo\u00d7") and is_substitute("go od")
+
+
+def test_split_spaces_makes_two_words_and_moves_later_positions_on():
+    """TextAttack's generate_new_attacked_text: "go od" is two words, both modified; later indices move on by one."""
+    text = AttackedText("The movie was good, really good.", split_spaces=True)
+    split = text.replace_words({1: "film", 3: "go od"})
+    assert split.text == "The film was go od, really good."
+    assert split.words == ("The", "film", "was", "go", "od", "really", "good") and split.modified == {1, 3, 4}
+    assert split.original_words == ("The", "movie", "was", "good", "good", "really", "good")
+    later = split.replace_word(6, "gdoo")  # the last word: original position 5
+    assert later.text == "The film was go od, really gdoo." and later.modified == {1, 3, 4, 6}
+    again = later.replace_word(5, "re ally")
+    assert again.words == ("The", "film", "was", "go", "od", "re", "ally", "gdoo") and again.modified == {
+        1,
+        3,
+        4,
+        5,
+        6,
+        7,
+    }
+    assert again.swaps() == [  # reported in original words, as without split_spaces
+        {"index": 1, "original": "movie", "new": "film"},
+        {"index": 3, "original": "good", "new": "go od"},
+        {"index": 4, "original": "really", "new": "re ally"},
+        {"index": 5, "original": "good", "new": "gdoo"},
+    ]
+    assert AttackedText("The movie was good", split_spaces=True).replace_word(3, "go od").last_modified == {3, 4}
 
 
 def test_deepwordbug_edits_are_one_random_character_edit():
@@ -150,6 +195,44 @@ def test_edited_words_in_unknown_and_several_pieces_reach_the_model_as_written(n
 def character_edit(original: str, new: str) -> bool:
     """A TextBugger/DeepWordBug bug rather than a dictionary word: a space, a look-alike, or one or two edits."""
     return " " in new or any(c in HOMOGLYPHS.values() for c in new) or levenshtein(original, new) <= 2
+
+
+def test_textbugger_split_spaces_moves_the_search_past_the_word_it_meant(tok_model):
+    """inserted_space=split (TextAttack's way). "the film is good and the acting is great .": the keyword victim needs
+    "good" (3) and "great" (8) broken; equal importance, so "good" goes first, and its first bug (all score alike) is
+    the inserted space. One word position: position 8 is still "great", the attack succeeds. Split: position 8 is now
+    "is" (a stopword) and "great" sits at 9, which the order (ranked on the 9 original words) never visits: it fails,
+    as TextAttack's does. Either way the records name original words and replaying them gives the adversarial text."""
+    _, tok = tok_model
+    keyword = KeywordModel(tok)
+    records = {}
+    for mode in ("split", "one-word"):
+        overrides = {"similarity": None, "inserted_space": mode}
+        attack = build_attack("textbugger", Victim(keyword, tok, "sst2"), overrides=overrides)
+        assert attack.config()["settings"]["inserted_space"] == mode
+        records[mode] = [attack.run(e, i, 0) for i, e in enumerate(GOOD)]
+        for r in records[mode]:
+            assert_only_reported_positions_differ(r)
+    whole, split = records["one-word"][0], records["split"][0]
+    assert whole.result == SUCCEEDED and [s["index"] for s in whole.swaps] == [3, 8]
+    assert " " in whole.swaps[0]["new"] and whole.swaps[0]["new"] == split.swaps[0]["new"]  # the same seeded bug
+    assert split.result != SUCCEEDED and [s["index"] for s in split.swaps] == [3]
+
+
+@pytest.mark.parametrize(
+    "name, key, value, message",
+    [
+        ("textbugger", "inserted_space", "two-words", "recipe_args.inserted_space: expected one of one-word, split"),
+        ("textbugger", "bugs", ["typo"], "recipe_args.bugs"),
+        ("deepwordbug", "letters", "digits", "recipe_args.letters"),
+    ],
+)
+def test_bad_character_settings_stop_when_the_config_is_checked(name, key, value, message):
+    from robustft.attacks.recipes import recipe_config
+    from robustft.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        recipe_config(name, None, {key: value})
 
 
 @pytest.mark.parametrize("name", ["textbugger", "deepwordbug"])

@@ -67,7 +67,7 @@ class AttackContext:
             texts = c.filter(texts, text, self.original)
         out: dict[int, list[AttackedText]] = {i: [] for i in indices}
         for t in texts:
-            out[next(iter(t.last_modified))].append(t)
+            out[min(t.last_modified)].append(t)  # a split word's first half (split_spaces) is its index
         return out
 
     def similarity(self, text: AttackedText) -> float:
@@ -191,7 +191,8 @@ class Attack:
     def run(self, example: Example, index: int = 0, seed: int = 0) -> AttackRecord:
         start = working_seconds()
         view = TextView.of(example, self.field, self.pair_words)
-        original = AttackedText(view.text())
+        # TextBugger's inserted_space=split: TextAttack's way, the halves of a split word are two words
+        original = AttackedText(view.text(), split_spaces=self.settings.get("inserted_space") == "split")
         self.victim.reset(self._budget(original.num_words), self.time_limit, order=index)
         goal = UntargetedClassification(self.victim, view)
         record = AttackRecord(

@@ -1,6 +1,6 @@
 """`robustft attack` / `robustft.attack(cfg)`: attack a classifier with a recipe on a seeded sample of a task split,
-streaming per-example records into a run folder. A model from a training run inherits that run's max_length and
-precision unless overridden; what was inherited is recorded in config.json.
+streaming per-example records into a run folder. A model from a training run inherits that run's task (or data
+file), max_length and precision unless overridden; what was inherited is recorded in config.json.
 
 Under torchrun (or with `--shard i/n`) each process attacks every n-th example from i into its own shard files of
 the same run folder; the last shard to finish merges them (`merge`), and the merged folder is what one process
@@ -8,7 +8,6 @@ writes."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from pathlib import Path
 
@@ -16,11 +15,13 @@ from robustft import resources, runs, runtime
 from robustft.attacks.example_loop import merged_csv, merged_summary, run_attack
 from robustft.attacks.recipes import build_attack, hashed_config, protocol_keeps
 from robustft.attacks.victim import Victim
-from robustft.config import AttackConfig, config_hash
+from robustft.config import AttackConfig, config_hash, copy_config, explicit_keys
 from robustft.data.digests import data_digests, model_digests
+from robustft.data.scored_data import settle
 from robustft.data.tasks import get_task, load_examples
 from robustft.errors import RobustftError
 from robustft.models.factory import load_classifier
+from robustft.models.positions import check_max_length
 from robustft.models.predict import check_labels
 
 log = logging.getLogger("robustft.attacks")
@@ -35,11 +36,14 @@ class AllExamplesErrored(RobustftError):
 
 def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> dict:
     """Run the attack; returns metrics.json's content (a finished run of the same config is reused)."""
-    cfg = dataclasses.replace(cfg, recipe_args=dict(cfg.recipe_args)).validate()
+    chosen = explicit_keys(cfg)
+    cfg = copy_config(cfg, recipe_args=dict(cfg.recipe_args)).validate()
+    resolved = runs.resolve(cfg.model)
+    scored = settle(cfg, resolved, chosen, log)  # a run's own task or file, and a file's rows, unless chosen
     task = get_task(cfg.task)
     cfg.split = cfg.split or ("test" if "test" in task.splits else "dev")
-    resolved = runs.resolve(cfg.model)
     cfg, inherited = runs.inherit(cfg, resolved, {"max_length": None, "precision": "auto"})
+    inherited.update(scored)
     out = (
         Path(cfg.output_dir)
         if cfg.output_dir
@@ -53,6 +57,7 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
     runtime.set_threads(cfg.threads)
     device = runtime.pick_device(cfg.device)
     model, tokenizer = load_classifier(resolved.model)
+    check_max_length(cfg.max_length, model.config, tokenizer, cfg.model)
     labels_note = check_labels(model, task)
     model.to(device).eval()
     victim = Victim(

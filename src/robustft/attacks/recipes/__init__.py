@@ -40,12 +40,18 @@ def recipe_config(name: str, protocol: str | None = None, overrides: dict | None
             raise ConfigError(f"recipe {name} has no setting {key!r}; settings: {', '.join(config)}")
         check_setting(key, value, config.get(key))
         config[key] = value
+    if hasattr(RECIPES[name], "check"):  # a recipe's choices (TextBugger's bugs, DeepWordBug's edits...)
+        RECIPES[name].check(config)
     return config
 
 
 # Settings that count candidates or words: 0 or a negative count would silently change the attack (0 read as "the
 # recipe's default", -1 as "all but the last neighbour").
 COUNTS = ("max_candidates", "max_num_words", "population", "generations", "combination_k", "draws", "max_edit_distance")
+
+# Shares and cosines: outside these a value silently changes the attack (issue 67): max_percent 0 allows no swap, so
+# every example fails, and a negative one likewise; a min_cos above 1 admits no neighbour. (low, high, low excluded)
+RANGES = {"max_percent": (0.0, 1.0, True), "protocol_max_percent": (0.0, 1.0, True), "min_cos": (-1.0, 1.0, False)}
 
 
 def check_setting(key: str, value, default) -> None:
@@ -59,6 +65,11 @@ def check_setting(key: str, value, default) -> None:
         raise ConfigError(f"{where}: expects a number, got {value!r}")
     if key in COUNTS and value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
         raise ConfigError(f"{where}: expects a whole number >= 1 (or null for the recipe's own), got {value!r}")
+    if key in RANGES and value is not None:
+        low, high, above = RANGES[key]
+        if not number or not (low < value if above else low <= value) or not value <= high:
+            span = f"{'(' if above else '['}{low:g}, {high:g}]"
+            raise ConfigError(f"{where}: expects a number in {span} (or null for none), got {value!r}")
 
 
 # `recipe`, `protocol` and `recipe_args` are checked when an AttackConfig is validated, before a model is loaded.

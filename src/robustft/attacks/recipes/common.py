@@ -79,6 +79,7 @@ LATER_DEFAULTS = (
     ("settings", "apply", "improving"),
     ("settings", "case_sensitive_lookup", False),
     ("settings", "lm_window_scope", "text"),
+    ("settings", "inserted_space", "one-word"),
     ("search", "apply", "improving"),
     ("transformation", "case_sensitive", False),
 )

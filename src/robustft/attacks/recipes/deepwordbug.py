@@ -34,13 +34,18 @@ CONFIG = {
 }
 
 
-def build(victim, config: dict, mlm=None) -> Attack:
+def check(config: dict) -> None:
+    """The recipe's own settings, checked when the attack's config is validated; one ConfigError naming the key."""
     edits = config["edits"]
     if not isinstance(edits, list | tuple) or not edits or any(e not in EDITS for e in edits):
         raise ConfigError(f"recipe_args.edits: expected a non-empty list of {', '.join(EDITS)}, got {edits!r}")
     if config["letters"] not in LETTERS:
         raise ConfigError(f"recipe_args.letters: expected one of {', '.join(LETTERS)}, got {config['letters']!r}")
-    transformation = CharacterEdits(edits, keep_ends=False, letters=config["letters"], draws=config["draws"])
+
+
+def build(victim, config: dict, mlm=None) -> Attack:
+    check(config)
+    transformation = CharacterEdits(config["edits"], keep_ends=False, letters=config["letters"], draws=config["draws"])
     constraints = [
         RepeatModification(),
         *stopwords(config),
