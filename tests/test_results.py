@@ -247,3 +247,22 @@ def test_a_study_on_another_backbone_names_it_in_each_bottom_line_row(exported):
 
     assert rows_on("minilm") and not any(" on " in row.rsplit(")", 1)[-1] for row in rows_on("minilm"))
     assert rows_on("mpnet") and all(row.endswith(", on MPNet") for row in rows_on("mpnet"))
+
+
+def test_the_results_page_reads_advglue_against_the_majority_class_and_lists_the_registered_comparisons():
+    """Issue 63: the bottom line names the majority class beside every AdvGLUE row (every model there is below it),
+    no page keeps the withdrawn "rules out +8.3" for the five-task score, and the pre-registered IM - EX-BERT rows are
+    published."""
+    docs = RESULTS.parent
+    page = (docs / "RESULTS.md").read_text(encoding="utf-8")
+    bottom = page.split("## Bottom line", 1)[1].split("\n## ", 1)[0]
+    advglue = [line for line in bottom.splitlines() if line.startswith("| IM-BERT") and "advglue" in line.lower()]
+    advglue += [line for line in bottom.splitlines() if line.startswith("| IM-BERT") and "AdvGLUE official" in line]
+    assert advglue and all("majority class" in line for line in advglue)
+    for name in ("RESULTS.md", "im_bert.md", "statistics.md", "report.md"):
+        text = (docs / name).read_text(encoding="utf-8")
+        assert "rules out +8.3" not in text and "+1.5 [-3.5, +6.0]" not in text, name
+    for study in ("im-exact-minilm", "mpnet-study"):
+        section = page.split(f"## `{study}`", 1)[1].split("\n## ", 1)[0]
+        rows = [line for line in section.splitlines() if line.startswith("| im-exact - ex-bert |")]
+        assert len(rows) == 3, study  # SST-2 dev, AdvGLUE SST-2 and TextFooler

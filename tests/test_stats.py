@@ -14,23 +14,61 @@ def test_wilson_interval_matches_the_hand_computed_8_of_10():
     assert hi == pytest.approx(0.94331, abs=1e-4)
 
 
-def test_bootstrap_interval_matches_the_normal_closed_form_on_a_large_sample():
+def test_accuracy_interval_matches_the_normal_closed_form_on_a_large_sample():
     n, k = 20_000, 14_000  # p = 0.7: p +- 1.96 sqrt(p(1-p)/n) = 0.7 +- 0.006351
-    result = stats.accuracy_from_counts(k, n, seed=0)
+    result = stats.accuracy_from_counts(k, n)
     half = 1.959964 * math.sqrt(0.7 * 0.3 / n)
-    assert result["ci95"][0] == pytest.approx(0.7 - half, abs=5e-4)
-    assert result["ci95"][1] == pytest.approx(0.7 + half, abs=5e-4)
-    assert result["wilson95"][0] == pytest.approx(0.7 - half, abs=2e-4)
+    assert result["ci95"][0] == pytest.approx(0.7 - half, abs=2e-4)
+    assert result["ci95"][1] == pytest.approx(0.7 + half, abs=2e-4)
+    assert set(result) == {"accuracy", "n", "correct", "ci95"}  # one interval per number, no second one beside it
 
 
-def test_bootstrap_from_examples_equals_bootstrap_from_counts_and_is_seeded():
+def test_accuracy_from_examples_equals_accuracy_from_counts():
     flags = [True, False, True, True, False, True, True, True, False, True] * 7
-    from_examples = stats.accuracy_with_interval(flags, seed=3)
-    from_counts = stats.accuracy_from_counts(sum(flags), len(flags), seed=3)
-    assert from_examples == from_counts
-    assert stats.accuracy_with_interval(flags, seed=4)["ci95"] != from_examples["ci95"]
+    from_examples = stats.accuracy_with_interval(flags)
+    assert from_examples == stats.accuracy_from_counts(sum(flags), len(flags))
     lo, hi = from_examples["ci95"]
     assert lo < 0.7 < hi
+
+
+@pytest.mark.parametrize(
+    ("correct", "n", "low", "high"),
+    [
+        # z = 1.959964, z^2 = 3.841459. 0 of 10: upper = (z^2/20 + z sqrt(z^2/400)) / (1 + z^2/10)
+        #   = (0.192073 + 0.192073) / 1.384146 = 0.277533
+        (0, 10, 0.0, 0.277533),
+        (10, 10, 1 - 0.277533, 1.0),
+        # 4 of 6: centre (4/6 + z^2/12) / (1 + z^2/6) = 0.986790 / 1.640243 = 0.601612;
+        #   half = z sqrt(2/9/6 + z^2/144) / 1.640243 = 1.959964 * 0.252416 / 1.640243 = 0.301618
+        (4, 6, 0.299993, 0.903229),
+    ],
+)
+def test_a_run_accuracy_at_the_edges_keeps_its_wilson_width(correct, n, low, high):
+    """0 of 10 printed "0.0 [0.0, 0.0]" from the bootstrap, as if certain; Wilson's interval keeps its width."""
+    result = stats.accuracy_from_counts(correct, n)
+    assert result["ci95"][0] == pytest.approx(low, abs=1e-5)
+    assert result["ci95"][1] == pytest.approx(high, abs=1e-5)
+
+
+def test_the_terminal_summary_of_an_accuracy_prints_wilsons_interval_and_n():
+    assert stats.accuracy_text(stats.accuracy_from_counts(4, 6)) == "66.7% [30.0, 90.3] (n=6)"
+    assert stats.accuracy_text(stats.accuracy_from_counts(0, 10)) == "0.0% [0.0, 27.8] (n=10)"
+
+
+def test_a_one_seed_paired_difference_is_the_paired_t_over_examples_and_never_a_point():
+    from scipy.stats import t
+
+    a = [1, 1, 0, 1, 0, 1, 1, 1, 0, 1, 1, 0]
+    b = [1, 0, 0, 1, 0, 1, 0, 1, 1, 1, 0, 0]
+    d = [x - y for x, y in zip(a, b, strict=True)]  # 3 of +1, 1 of -1, 8 of 0: mean 1/6
+    mean = sum(d) / 12
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / 11)
+    half = t.ppf(0.975, 11) * sd / math.sqrt(12)
+    low, high = stats.paired_comparison(a, b)["ci95"]
+    assert low == pytest.approx(mean - half) and high == pytest.approx(mean + half)
+    same = stats.paired_comparison([1, 0, 1, 1] * 5, [1, 0, 1, 1] * 5)  # no discordant pair: Wilson's 0 of 20
+    upper = stats.wilson_interval(0, 20)[1]
+    assert same["ci95"] == pytest.approx([-upper, upper]) and upper > 0.1
 
 
 def test_bootstrap_mean_interval_resamples_like_index_resampling():

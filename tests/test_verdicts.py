@@ -95,10 +95,18 @@ def test_a_joint_claim_with_an_unjudged_component_gets_no_verdict_and_smaller_co
         joint_verdict({})
 
 
-def test_a_matched_clean_interval_gets_a_verdict_without_a_projection():
+def test_a_matched_clean_interval_gets_a_verdict_and_a_projection():
+    # the frontier's difference is a paired seeds x examples table (evaluation.frontier), so an open one gets the
+    # same projection as any paired difference
     from robustft.evaluation.frontier import FrontierPoint, matched_clean_difference
 
-    frontier = [FrontierPoint(c, r, 872, 500) for c, r in ((0.80, 0.40), (0.85, 0.30), (0.90, 0.20))]
-    result = matched_clean_difference(frontier, [(0.84, 0.33), (0.85, 0.29), (0.86, 0.30)])
-    verdict = judge_claim(result)
-    assert verdict.status == INCONCLUSIVE and "no variance components" in verdict.sentence
+    def right(n: int, k: int, shift: int = 0) -> dict:
+        return {f"e{i}": (i - shift) % n < k for i in range(n)}
+
+    frontier = [
+        FrontierPoint(f"x{k}", c, right(200, r)) for k, (c, r) in enumerate(((0.80, 80), (0.85, 60), (0.90, 40)))
+    ]
+    seeds = ((0.84, 66), (0.85, 58), (0.86, 60))
+    rift = [FrontierPoint("rift", c, right(200, r, 13 * s), f"s{s}") for s, (c, r) in enumerate(seeds)]
+    verdict = judge_claim(matched_clean_difference(rift, [frontier] * 3))
+    assert verdict.status == INCONCLUSIVE and "paired examples per seed at 3 seeds" in verdict.sentence

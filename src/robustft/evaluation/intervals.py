@@ -17,6 +17,12 @@ The crossed two-way mean squares estimate all three parts; the interval uses the
 degrees of freedom (S - 1 when the seeds dominate, many when the examples do), and is never shorter than the
 t-interval over per-seed means (adding a variance part must not narrow it). The coverage module checks it by
 simulation at 3 and 5 seeds. See docs/statistics.md.
+
+This module is also the one owner of which interval each reported quantity gets (`INTERVALS`; docs/statistics.md,
+"One interval per number"): a run's accuracy (a proportion) gets Wilson's score interval, which keeps its width at
+0/n and n/n where a bootstrap of 0/1 values collapses to a point; a difference over one seed the paired t over its
+examples; anything over several seeds the interval above. Where a t-interval has no spread to estimate (every value
+the same), it is widened to what Wilson's interval allows for the share of examples that could differ.
 """
 
 from __future__ import annotations
@@ -26,11 +32,23 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from scipy.stats import norm
 from scipy.stats import t as student_t
 
 from robustft.errors import RobustftError
 
 LEVEL = 0.95
+# The method behind each reported quantity's 95% interval, as captions name it (one per quantity, report-wide).
+ACCURACY_ONE_SEED = "Wilson score interval over the examples"
+ACCURACY_SEEDS = "interval counting seeds as replicates"
+DIFFERENCE_ONE_SEED = "paired t-interval over the examples"
+DIFFERENCE_SEEDS = "paired interval counting seeds as replicates"
+INTERVALS = {
+    "accuracy, one seed": ACCURACY_ONE_SEED,
+    "accuracy, several seeds": ACCURACY_SEEDS,
+    "paired difference, one seed": DIFFERENCE_ONE_SEED,
+    "paired difference, several seeds": DIFFERENCE_SEEDS,
+}
 MAX_SEEDS = 100  # the power search stops here: beyond it "more seeds" is no advice
 MAX_EXAMPLES = 10_000_000
 
@@ -121,6 +139,34 @@ def _table(differences: Sequence[Sequence[float]]) -> np.ndarray:
     return d
 
 
+def wilson_interval(correct: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Wilson's score interval for a binomial proportion correct / n (0/n and n/n keep a width)."""
+    if n <= 0:
+        raise StatisticsInputError(f"a proportion needs n > 0, got n={n}")
+    if not 0 <= correct <= n:
+        raise StatisticsInputError(f"a proportion needs 0 <= correct <= n, got {correct} of {n}")
+    z = float(norm.ppf((1 + level) / 2))
+    p = correct / n
+    denom = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # at 0/n and n/n one end is p itself, up to rounding (which must not put p outside its interval)
+    return min(max(0.0, center - half), p), max(min(1.0, center + half), p)
+
+
+def _no_spread_half_width(n: int, level: float) -> float:
+    """The half-width of an interval whose data show no spread (every paired value the same): as far as Wilson's
+    interval lets the share of the n examples that could differ reach (its upper end at 0 of n), not 0."""
+    return wilson_interval(0, n, level)[1]
+
+
+def _interval(mean: float, half: float, n: int, level: float) -> list[float]:
+    if half > 0:
+        return [mean - half, mean + half]
+    half = _no_spread_half_width(n, level)
+    return [max(mean - half, -1.0), min(mean + half, 1.0)]  # a difference of accuracies lies in [-1, 1]
+
+
 def _one_seed(d: np.ndarray, level: float) -> dict:
     """Example noise only: the paired t-interval over one seed's examples, which says nothing about seeds."""
     n = d.shape[1]
@@ -128,7 +174,7 @@ def _one_seed(d: np.ndarray, level: float) -> dict:
     mean = float(d.mean())
     return {
         "difference": mean,
-        "ci95": [mean - half, mean + half],
+        "ci95": _interval(mean, float(half), n, level),
         "n_seeds": 1,
         "n": n,
         "basis": "examples",
@@ -155,7 +201,7 @@ def paired_difference_over_seeds(differences: Sequence[Sequence[float]], level: 
     mean, half = float(d.mean()), float(half)
     return {
         "difference": mean,
-        "ci95": [mean - half, mean + half],
+        "ci95": _interval(mean, half, n, level),
         "n_seeds": seeds,
         "n": n,
         "basis": "seeds",
@@ -163,6 +209,35 @@ def paired_difference_over_seeds(differences: Sequence[Sequence[float]], level: 
         "df": float(df),
         "spread": asdict(Spread(*(float(c) for c in components))),
         "per_seed": [float(x) for x in d.mean(axis=1)],
+    }
+
+
+def accuracy_interval(correct: int, n: int, level: float = LEVEL) -> list[float]:
+    """The interval of one run's accuracy, correct of n: Wilson's (module docstring)."""
+    return list(wilson_interval(correct, n, level))
+
+
+def accuracy_over_seeds(outcomes: Sequence[Sequence[float]], level: float = LEVEL) -> dict:
+    """The accuracy over a seeds x examples table of 0/1 outcomes (the same examples in every row), with the keys of
+    `paired_difference_over_seeds` ("difference" is the accuracy). One seed: Wilson's interval, the same as that run's
+    own (`accuracy_interval`); several: the interval that counts seeds, kept within [0, 1]."""
+    _check_level(level)
+    d = _table(outcomes)
+    seeds, n = d.shape
+    if seeds > 1:
+        result = paired_difference_over_seeds(d, level)
+        return {**result, "ci95": [max(result["ci95"][0], 0.0), min(result["ci95"][1], 1.0)]}
+    correct = int(round(float(d.sum())))
+    return {
+        "difference": correct / n,
+        "ci95": accuracy_interval(correct, n, level),
+        "n_seeds": 1,
+        "n": n,
+        "basis": "examples",
+        "basis_note": "one seed: an interval over examples only; the seeds' spread is unknown",
+        "df": None,
+        "spread": None,
+        "per_seed": [correct / n],
     }
 
 

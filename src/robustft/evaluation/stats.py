@@ -1,15 +1,16 @@
 """The statistics every reported number carries: accuracy with a 95% interval, paired comparisons of two
 methods on the same examples, mean and std over seeds, and the majority-class baseline.
 
-- Intervals are percentile bootstraps over examples (seeded, 10,000 resamples), with Wilson's score
-  interval beside them as a check (they agree to about a point once n is in the hundreds).
-- A bootstrap resample of n values is summarised by how often each distinct value was drawn, so it is
-  drawn as one multinomial count over the distinct values: the same distribution as resampling indices,
-  in O(distinct values) per resample instead of O(n). For 0/1 correctness this makes the interval a
-  function of (correct, n) alone, so a run summary without its per-example file gives the same interval.
-- Two methods on the same examples are compared paired: the bootstrap interval of the accuracy
-  difference (resampling examples, both methods together) and the exact McNemar test (a two-sided
-  binomial test on the discordant pairs, scipy.stats.binomtest). The verdict follows the McNemar p-value.
+- Which interval a quantity gets is decided in one place, `intervals` (docs/statistics.md, "One interval per
+  number"): a run's accuracy gets Wilson's score interval (`intervals.accuracy_interval`), a function
+  of (correct, n) alone, so a run summary without its per-example file gives the same interval, and 0/n or n/n
+  keeps a width (a bootstrap of 0/1 values printed "0.0 [0.0, 0.0]" there).
+- Two methods on the same examples are compared paired: the paired t-interval of the accuracy difference over
+  the examples (the interval the report's overview shows for one seed, `intervals.paired_difference_over_seeds`)
+  and the exact McNemar test (a two-sided binomial test on the discordant pairs, scipy.stats.binomtest). The
+  per-seed verdict follows the McNemar p-value.
+- `bootstrap_mean_interval` (a percentile bootstrap of a mean, one multinomial draw over the distinct values per
+  resample) is kept as a tool; no reported number uses it.
 
 Differences over several seeds and the verdicts on published claims live beside this module: `intervals` (an
 interval that counts seeds), `power` (the seeds and examples that would settle a question), `verdicts` (the
@@ -19,12 +20,13 @@ below (`pooled_paired_difference`) is kept only as the replaced method the cover
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import binomtest, norm
+from scipy.stats import binomtest
+
+from robustft.evaluation.intervals import accuracy_interval, paired_difference_over_seeds, wilson_interval
 
 N_BOOT = 10_000
 LEVEL = 0.95
@@ -49,37 +51,25 @@ def bootstrap_mean_interval(
     return float(lo), float(hi)
 
 
-def wilson_interval(correct: int, n: int, level: float = LEVEL) -> tuple[float, float]:
-    """Wilson's score interval for a binomial proportion correct / n."""
-    if n == 0:
-        raise ValueError("n must be positive")
-    z = norm.ppf((1 + level) / 2)
-    p = correct / n
-    denom = 1 + z * z / n
-    center = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, center - half), min(1.0, center + half)
-
-
-def accuracy_with_interval(correct: Sequence[bool], seed: int = 0, n_boot: int = N_BOOT) -> dict:
-    """{"accuracy", "n", "correct", "ci95" (bootstrap), "wilson95"} of a 0/1 correctness vector."""
+def accuracy_with_interval(correct: Sequence[bool]) -> dict:
+    """{"accuracy", "n", "correct", "ci95" (Wilson's, `intervals.accuracy_interval`)} of a 0/1 correctness vector."""
     flags = [bool(c) for c in correct]
-    return accuracy_from_counts(sum(flags), len(flags), seed=seed, n_boot=n_boot)
+    return accuracy_from_counts(sum(flags), len(flags))
 
 
-def accuracy_from_counts(correct: int, n: int, seed: int = 0, n_boot: int = N_BOOT) -> dict:
-    """The same figures from the count alone (the bootstrap of 0/1 values depends only on correct and n)."""
+def accuracy_from_counts(correct: int, n: int) -> dict:
+    """The same figures from the count alone."""
     if n == 0:
-        return {"accuracy": None, "n": 0, "correct": 0, "ci95": None, "wilson95": None}
-    flags = np.zeros(n)
-    flags[:correct] = 1.0
-    return {
-        "accuracy": correct / n,
-        "n": n,
-        "correct": correct,
-        "ci95": list(bootstrap_mean_interval(flags, n_boot=n_boot, seed=seed)),
-        "wilson95": list(wilson_interval(correct, n)),
-    }
+        return {"accuracy": None, "n": 0, "correct": 0, "ci95": None}
+    return {"accuracy": correct / n, "n": n, "correct": correct, "ci95": accuracy_interval(correct, n)}
+
+
+def accuracy_text(result: dict) -> str:
+    """A terminal summary of an accuracy: "66.7% [30.0, 90.3] (n=6)" (Wilson's interval, in %)."""
+    if result.get("accuracy") is None:
+        return f"- (n={result.get('n', 0)})"
+    low, high = result["ci95"]
+    return f"{100 * result['accuracy']:.1f}% [{100 * low:.1f}, {100 * high:.1f}] (n={result['n']})"
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
@@ -101,13 +91,11 @@ def verdict(difference: float, p_value: float, alpha: float = ALPHA, names: tupl
 def paired_comparison(
     correct_a: Sequence[bool],
     correct_b: Sequence[bool],
-    seed: int = 0,
-    n_boot: int = N_BOOT,
     alpha: float = ALPHA,
     names: tuple[str, str] = ("A", "B"),
 ) -> dict:
     """Methods A and B scored on the same examples (same order): accuracy difference A - B with its paired
-    bootstrap interval, the exact McNemar p-value and the verdict."""
+    t-interval over the examples (the one `intervals` gives one seed), the exact McNemar p-value and the verdict."""
     if len(correct_a) != len(correct_b):
         raise ValueError(f"paired vectors differ in length: {len(correct_a)} and {len(correct_b)}")
     a = np.asarray(correct_a, dtype=bool)
@@ -123,12 +111,19 @@ def paired_comparison(
         "accuracy_a": float(a.mean()),
         "accuracy_b": float(b.mean()),
         "difference": difference,
-        "ci95": list(bootstrap_mean_interval(a.astype(float) - b.astype(float), n_boot=n_boot, seed=seed)),
+        "ci95": _one_seed_interval(a.astype(float) - b.astype(float)),
         "a_only": a_only,
         "b_only": b_only,
         "p_value": p_value,
         "verdict": verdict(difference, p_value, alpha, names),
     }
+
+
+def _one_seed_interval(d: np.ndarray) -> list[float]:
+    if len(d) > 1:
+        return paired_difference_over_seeds([d])["ci95"]
+    half = wilson_interval(0, 1)[1]  # one example: nothing to estimate a spread from
+    return [max(float(d[0]) - half, -1.0), min(float(d[0]) + half, 1.0)]
 
 
 def pooled_paired_difference(

@@ -112,7 +112,7 @@ def rebuild(target: Path, html: bool = False) -> None:
     """A published preset's report (report.json, report.md, plots; report.html with `html`) from its committed
     runs, with the baseline and standing its published.json records: what tests/test_results.py re-checks."""
     about = json.loads((target / "published.json").read_text(encoding="utf-8"))
-    study = study_standing(about, (target / "runs").is_dir())
+    study = study_standing(about, (target / "runs").is_dir(), target.name)
     title = f"robustft bench {target.name}"
     inputs = report_inputs(target, about.get("report_with", []))
     build_report(

@@ -24,6 +24,7 @@ import math
 from pathlib import Path
 
 from robustft.attacks.results import AttackRecord, summarize
+from robustft.publish.studies import study_of
 from robustft.report.folders import Run, load_runs
 from robustft.report.rendering.markdown import render_markdown
 from robustft.report.summary import build_summary, standing
@@ -101,12 +102,14 @@ def status_of(about: dict, has_runs: bool) -> str:
     return "partial" if about.get("finished", about.get("jobs")) != about.get("jobs") else "finished"
 
 
-def study_standing(about: dict, has_runs: bool) -> dict:
-    """The standing a published preset's claims are judged with (no verdict while it runs or without its runs)."""
+def study_standing(about: dict, has_runs: bool, name: str = "") -> dict:
+    """The standing a published preset's claims are judged with (no verdict while it runs or without its runs), with
+    the comparisons its settings registered (`studies.Study.comparisons`; `name`: the preset's folder name)."""
     finished = status_of(about, has_runs) != "partial"
     why = [] if finished else [f"still running, {about.get('finished')} of {about.get('jobs')} jobs"]
     why += [] if has_runs else ["runs lost, not re-checkable"]
-    return standing(finished=finished, runs_committed=has_runs, why="; ".join(why))
+    comparisons = study_of(name).comparisons if name else ()
+    return standing(finished=finished, runs_committed=has_runs, why="; ".join(why), comparisons=comparisons)
 
 
 def summary_of(results_dir: Path, runs: list[Run] | None = None) -> dict:
@@ -114,7 +117,7 @@ def summary_of(results_dir: Path, runs: list[Run] | None = None) -> dict:
     report's default, plain architecture + standard) and judged with its standing."""
     about = _published(results_dir)
     runs = runs if runs is not None else load_runs(report_inputs(results_dir, about.get("report_with", [])))
-    study = study_standing(about, (results_dir / "runs").is_dir())
+    study = study_standing(about, (results_dir / "runs").is_dir(), results_dir.name)
     return build_summary(runs, baseline=about.get("baseline"), bench_baseline=True, study=study)
 
 

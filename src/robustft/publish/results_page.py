@@ -15,8 +15,17 @@ from robustft.atomic import atomic_write_text
 from robustft.evaluation import verdicts
 from robustft.publish.recheck import status_of
 from robustft.publish.studies import study_of
+from robustft.report.claims.paper_claims import majority_beside
 from robustft.report.rendering.markdown import render_table
-from robustft.report.rendering.tables import Table, backbones, measured_on, seeds_by_examples, signed_interval
+from robustft.report.rendering.tables import (
+    Table,
+    backbones,
+    majority_words,
+    measured_on,
+    registered_rows,
+    seeds_by_examples,
+    signed_interval,
+)
 
 REBUILD = "python -m robustft.publish.bench_results --rebuild"
 RESULTS_PAGE_HEAD = f"""# Results
@@ -72,10 +81,17 @@ def _key(row: dict) -> tuple:
 
 
 def _lost_row(row: dict, preset: Preset) -> dict:
-    """A row of a preset whose runs were never committed: its figures as published, no verdict."""
+    """A row of a preset whose runs were never committed: its figures as published, no verdict (and, for its
+    official AdvGLUE score, the majority class its report.json kept, which the rows of its day did not carry)."""
     reasons = (["one seed"] if row["n_seeds"] < 2 else []) + ["runs lost, not re-checkable"]
     settle = f"rerun `{preset.about['command']}` with several seeds and commit its runs"
-    return {**row, "status": verdicts.NO_VERDICT, "verdict": f"no verdict: {'; '.join(reasons)}", "settle": settle}
+    out = {**row, "status": verdicts.NO_VERDICT, "verdict": f"no verdict: {'; '.join(reasons)}", "settle": settle}
+    scored = preset.report.get("advglue", {})
+    labels = row["compared"].split(" - ")
+    if "majority" not in row and "official score" in row["measured_on"] and all(k in scored for k in labels):
+        scores = {label: scored[label]["score"]["mean"] for label in labels}
+        out["majority"] = majority_beside(scored[labels[0]].get("majority_score"), scores)
+    return out
 
 
 def claims_of(preset: Preset, presets: dict[str, Preset]) -> list[dict]:
@@ -145,7 +161,8 @@ def _components(preset: Preset, joint: dict) -> list[dict]:
 def _joint_cells(joint: dict, preset: Preset, root: Path) -> list[str]:
     rows = _components(preset, joint)
     above = sum(bool(r["ci95"]) and r["ci95"][0] > 0 for r in rows)
-    sizes = " / ".join(dict.fromkeys(f"{r['n']:,} ({r['recipe']})" for r in rows))
+    # a component not yet computed (no frontier yet) has no n
+    sizes = " / ".join(dict.fromkeys(f"{r['n']:,} ({r['recipe']})" for r in rows if r.get("n") is not None)) or "-"
     return [
         f"{above} of {len(rows)} baseline/attack intervals above 0",
         f"{joint['n_seeds']} x {sizes}",
@@ -158,6 +175,8 @@ def _bottom_line_row(row: dict, preset: Preset) -> list[str]:
     ours = signed_interval(row) + (" (examples only)" if row["n_seeds"] == 1 else "")
     status = row["status"] + (" (indicative: one task)" if row["verdict"].startswith("indicative") else "")
     claim = f"{SHORT_CLAIMS.get(row['claim'], row['claim'])}: {row['measured_on']} ({row['compared']})"
+    if row.get("majority"):  # an AdvGLUE accuracy is read against always predicting one label
+        claim += f" ({majority_words(row['majority'])})"
     if (backbone := backbones(preset.report)) != "MiniLM":  # the default backbone goes unnamed (the page's head)
         claim += f", on {backbone}"
     return [
@@ -199,7 +218,10 @@ def bottom_line(presets: list[Preset], root: Path) -> Table | None:
         "Verdicts (SPEC section 7, docs/statistics.md): reproduced = the interval excludes 0; not reproduced = it "
         "rules out the paper's size; inconclusive otherwise; no verdict from one seed, an unfinished study or runs "
         "not committed, nor for RIFT against a baseline more accurate before the attack (the claim is at comparable "
-        "clean accuracy: that needs the baseline's clean-vs-robust frontier). Each study's rows are below."
+        "clean accuracy: that needs the baseline's clean-vs-robust frontier). Each study's rows are below.",
+        "AdvGLUE rows name the majority class (always the commonest label) and the compared models' accuracies (mean "
+        "over seeds) beside it: a model below it does worse than a constant guess on those adversarial examples, "
+        "whatever the difference between the two.",
     ]
     return Table("Bottom line", [*columns, "verdict", "what would settle it"], rows, notes)
 
@@ -219,6 +241,7 @@ def study_table(preset: Preset, presets: dict[str, Preset]) -> str:
         ]
         for r in preset.report.get("frontier", [])
     ]
+    rows += registered_rows(preset.report)  # a registered comparison has no paper's claim: a direction
     rows += [
         [
             j["compared"] + " (jointly)",

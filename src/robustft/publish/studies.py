@@ -14,6 +14,8 @@ class Study:
     registered: str  # when the settings were committed, against the first result
     disclosures: tuple[str, ...] = field(default_factory=tuple)
     post_hoc: str = ""  # what was decided after its first results, in a few words (beside its numbers)
+    # method pairs (A, B) its settings registered beside those with the baseline: the report gives A - B paired
+    comparisons: tuple[tuple[str, str], ...] = ()
 
 
 BUILT_IN = "a built-in preset (src/robustft/bench/presets.py), not pre-registered as a study"
@@ -84,8 +86,10 @@ STUDIES = {
         (
             "Its frontiers join the rift-1000 seed-0 cell at each baseline's default strength with the 2x and 4x "
             "cells trained here. FreeLB++ with 30 steps (one seed in rift-1000) has no frontier, so the joint verdict "
-            "at matched clean accuracy does not cover it (the joint row names it). Each frontier point is one seed: "
-            "the interval does not carry the frontier's own seed spread.",
+            "at matched clean accuracy covers it by dominance only (the joint row names it). The analysis rules "
+            "(dominance, the best available frontier, the frontier's seed spread where a strength has more seeds, "
+            "Holm's correction for the joint refutation) were registered in the config's header on 2026-12-07, after "
+            "18 of its 50 jobs had finished and before any further number existed; they replace the first analysis.",
         ),
     ),
     "rift-1000-snli": Study(
@@ -107,11 +111,22 @@ STUDIES = {
         "IM-BERT trained with the exact (unrolled) gradient against BERT and EX-BERT on MiniLM SST-2 (1,500 "
         "examples), five seeds: AdvGLUE SST-2 and TextFooler",
         "configs/im-exact-minilm.yaml committed in 51d7e95 (2026-12-05), before its first result",
+        (
+            "Its header registers two comparisons, im-exact - bert and im-exact - ex-bert; the second is listed as "
+            "IM - EX-BERT (no paper's size, so a direction: higher, lower or no detectable difference).",
+        ),
+        comparisons=(("im-exact", "ex-bert"),),
     ),
     "mpnet-study": Study(
         "IM-BERT (exact gradient) against BERT and EX-BERT at base size (MPNet, 110M parameters) on SST-2 (1,000 "
         "examples), three seeds: AdvGLUE SST-2 and TextFooler",
         "configs/mpnet-study.yaml committed in 8e5c64f (2026-12-05), before its first result",
+        (
+            "Its settings name EX-BERT (the paper's explicit connection around the same layers) beside BERT and "
+            "IM-BERT, as im-exact-minilm's, whose header registers im-exact - ex-bert; that comparison is listed here "
+            "too (a direction: higher, lower or no detectable difference).",
+        ),
+        comparisons=(("im-exact", "ex-bert"),),
     ),
     "textdefender": Study(
         "Ten defenses under the TextDefender protocol on 1,000 SST-2 examples, one seed: clean accuracy, TextFooler, "

@@ -2,8 +2,8 @@
 read from its metrics.json `certified` entry (evaluation/certify.py's `certified_summary`).
 
 Each figure is the share of examples whose true label the ensemble provably keeps, with n and the same 95%
-interval over examples as every other accuracy in the report (`stats.accuracy_from_counts`: the bootstrap of 0/1
-values, which depends on the count alone). RanMASK has one figure per number of changed words d in RADII."""
+interval over examples as every other run's accuracy in the report (`stats.accuracy_from_counts`: Wilson's, from
+the count alone, so 0 of n keeps a width). RanMASK has one figure per number of changed words d in RADII."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def _row(run: Run, label: str, method: dict) -> dict:
 
 
 def _figures(run: Run, cert: dict) -> list[dict]:
-    """[{"changed_words": None for SAFER, else d, "accuracy", "n", "correct", "ci95", "wilson95"}]."""
+    """[{"changed_words": None for SAFER, else d, "accuracy", "n", "correct", "ci95" (Wilson's)}]."""
     found = {None: cert["accuracy"]} if "accuracy" in cert else cert["accuracy_by_changed_words"]
     out = []
     for d, acc in found.items():

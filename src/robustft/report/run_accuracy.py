@@ -1,6 +1,6 @@
 """Per-run figures with their statistics: accuracy (with n and 95% intervals) and the per-example
-correctness the paired tests need. A run summary without its examples file still gives accuracy, n and
-intervals (the bootstrap of 0/1 values depends on the count alone); it cannot be paired."""
+correctness the paired tests need. A run summary without its examples file still gives accuracy, n and its
+interval (Wilson's depends on the count alone); it cannot be paired."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import json
 from robustft.errors import ConfigError
 from robustft.evaluation import advglue
 from robustft.evaluation.advglue_intervals import score_difference_over_seeds
-from robustft.evaluation.intervals import paired_difference_over_seeds
+from robustft.evaluation.intervals import accuracy_over_seeds, paired_difference_over_seeds
 from robustft.evaluation.stats import NO_DIFFERENCE, mean_std, paired_comparison
 from robustft.report.certified import certified_rows, is_certified
 from robustft.report.claims.anchors import anchor_rows
@@ -59,10 +59,13 @@ def _sort_key(value) -> tuple:
     return (KIND_ORDER[value[0]],) + tuple((v is None, str(v)) for v in value[1:])
 
 
-def standing(finished: bool = True, runs_committed: bool = True, why: str = "") -> dict:
+def standing(finished: bool = True, runs_committed: bool = True, why: str = "", comparisons: list | tuple = ()) -> dict:
     """Whether the study the runs come from may carry verdicts (SPEC section 7: none from an unfinished preset or
-    runs that are not committed), and why not in words (e.g. "still running, 147 of 189 jobs")."""
-    return {"finished": finished, "runs_committed": runs_committed, "why": why}
+    runs that are not committed), and why not in words (e.g. "still running, 147 of 189 jobs"). `comparisons`: the
+    pairs (A, B) of method labels its settings registered beside those with the baseline (each evaluation then
+    gives A - B paired, `registered`); left out of the dict when there are none."""
+    out = {"finished": finished, "runs_committed": runs_committed, "why": why}
+    return out | ({"comparisons": [list(pair) for pair in comparisons]} if comparisons else {})
 
 
 def build_summary(
@@ -78,8 +81,9 @@ def build_summary(
     if absent and not bench_baseline:
         raise ConfigError(f"baseline '{baseline}' is not a method of these runs: {', '.join(sorted(by_label))}")
 
+    study = study or standing()
     methods = _methods(keyed, labels)
-    evaluations = _evaluations(keyed, labels, by_label, baseline)
+    evaluations = _evaluations(keyed, labels, by_label, baseline, study.get("comparisons", []))
     for ev in evaluations:  # its accuracy there is optimistic: labelled, and no claim rests on it
         ev["chose_epochs"] = sorted(
             r["method"] for r in ev["rows"] if chose_epoch(methods[r["method"]], ev["task"], ev["split"])
@@ -105,7 +109,7 @@ def build_summary(
         "training_size": _training_size(methods, evaluations),
         "probes": _probes(runs),
         "deviations": collect_deviations(runs),
-        "study": study or standing(),
+        "study": study,
     }
     certified = certified_rows(keyed, labels, methods)
     if certified:  # a report without certificates stays as it was
@@ -113,7 +117,8 @@ def build_summary(
     summary["anchors"] = anchor_rows(summary)
     summary["claims"] = claim_rows(summary)
     summary["joint_claims"] = joint_claim_rows(summary)
-    add_frontier(summary)
+    by_name = {r.name: r for r, _ in keyed}  # the frontier reads per-example outcomes (interpolated per example)
+    add_frontier(summary, lambda name: outcomes(by_name[name]) if name in by_name else None)
     return summary
 
 
@@ -167,7 +172,7 @@ def _baseline_key(key: MethodKey, by_label: dict[str, MethodKey], chosen: str | 
     return None
 
 
-def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
+def _evaluations(keyed, labels, by_label, baseline, comparisons=()) -> list[dict]:
     groups: dict[tuple, list[tuple[Run, MethodKey]]] = {}
     for run, key in keyed:
         if run.verb in ("eval", "attack"):
@@ -206,6 +211,7 @@ def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
                     )
             rows.append(row)
         kind, task, split, recipe, protocol, n, seed = ev_key
+        extra = {"registered": _registered(runs_of, by_label, comparisons)} if comparisons else {}
         out.append(
             {
                 "kind": kind,
@@ -219,22 +225,37 @@ def _evaluations(keyed, labels, by_label, baseline) -> list[dict]:
                 "majority": majority_of([r for r, _ in members]),
                 "rows": rows,
                 "duplicates": duplicates,
+                **extra,
             }
         )
     return out
 
 
+def _registered(runs_of: dict, by_label: dict[str, MethodKey], comparisons) -> list[dict]:
+    """The registered comparisons (A, B) both of whose methods this evaluation measured: A - B paired over the seeds
+    both ran, with the interval that counts seeds (one seed: over examples only)."""
+    out = []
+    for a, b in comparisons:
+        ka, kb = by_label.get(a), by_label.get(b)
+        if ka not in runs_of or kb not in runs_of:
+            continue
+        vs = _compare(runs_of[ka], runs_of[kb], a, b)
+        if vs["pooled"] is not None:
+            out.append({"a": a, "b": b, "pooled": vs["pooled"]})
+    return out
+
+
 def _pooled_accuracy(mine: dict[str, Run]) -> dict | None:
     """The accuracy over every seed, on the examples all of them scored, with the interval that counts seeds (the
-    mean of a seeds x examples table of 0/1 outcomes); None without per-example files."""
+    mean of a seeds x examples table of 0/1 outcomes; one seed: Wilson's, as in its per-run row); None without
+    per-example files (`intervals.accuracy_over_seeds`)."""
     found = [outcomes(run) for run in mine.values()]
     if not found or any(f is None for f in found):
         return None
     ids = sorted(set.intersection(*(set(f) for f in found)))
     if len(ids) < 2:
         return None
-    result = paired_difference_over_seeds([[float(f[i]) for i in ids] for f in found])
-    return {**result, "ci95": [max(result["ci95"][0], 0.0), min(result["ci95"][1], 1.0)]}  # an accuracy's range
+    return accuracy_over_seeds([[float(f[i]) for i in ids] for f in found])
 
 
 def _clean_gap(mine: dict[str, Run], base: dict[str, Run]) -> dict | None:
@@ -348,10 +369,18 @@ def _advglue(keyed) -> dict:
             both = [s for s in complete[key] if s in complete[base]]
             out[labels[key]]["vs_baseline"] = {
                 "baseline": labels[base],
-                "per_seed": [{"seed": s, **advglue.paired_score_difference(seeds[s], found[base][s])} for s in both],
+                "per_seed": [{"seed": s, **_advglue_one_seed(seeds[s], found[base][s])} for s in both],
                 "pooled": score_difference_over_seeds([(seeds[s], found[base][s]) for s in both]) if both else None,
             }
     return dict(sorted(out.items()))
+
+
+def _advglue_one_seed(a: dict, b: dict) -> dict:
+    """One seed's official score difference with the interval the pooled row gives one seed (paired t over the
+    examples, `advglue_intervals`): one interval per number."""
+    result = score_difference_over_seeds([(a, b)])
+    low, high = result["ci95"]
+    return {"difference": result["difference"], "ci95": result["ci95"], "detected": not low <= 0.0 <= high}
 
 
 def _training_size(methods: dict, evaluations: list[dict]) -> list[dict]:

@@ -66,8 +66,9 @@ def render_pages(
     header = (
         f"<h1>{escape(title)}</h1>"
         f"<p>{len(summary['runs'])} run folders. Accuracies in % with 95% intervals and n; comparisons paired on the "
-        "same examples (bootstrap interval of the difference, exact McNemar test, alpha 0.05), against the baseline "
-        "the overview names.</p>"
+        "same examples (one seed: the paired t-interval over the examples and an exact McNemar test, alpha 0.05; "
+        "several: the interval that counts seeds), against the baseline the overview names; a run's accuracy "
+        "carries Wilson's interval.</p>"
         '<nav><a href="#tables">Tables</a><a href="#plots">Plots</a><a href="#examples">Adversarial examples</a></nav>'
     )
     main = (

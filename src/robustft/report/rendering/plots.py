@@ -69,7 +69,7 @@ def accuracy_plot(summary: dict, kind: str, out_dir: Path) -> str | None:
         ax.set_yticks(range(len(names)), names, fontsize=8)
         ax.set_ylim(-0.6, len(names) - 0.4)
         ax.invert_yaxis()
-        ax.set_xlabel("accuracy % (95% CI per seed; red: mean over seeds)", fontsize=8)
+        ax.set_xlabel("accuracy % (95% Wilson CI per seed; red: mean over seeds)", fontsize=8)
         ax.set_title(ev["title"], fontsize=9)
         ax.grid(axis="x", alpha=0.3)
     return _save(plt, fig, axes, len(evaluations), KIND_TITLES[kind], out_dir / f"accuracy_{kind}.png")
@@ -97,9 +97,9 @@ def _paired_panels(summary: dict) -> list[tuple[str, list[tuple[str, str, dict]]
 
 
 def paired_difference_plot(summary: dict, out_dir: Path) -> str | None:
-    """Per evaluation, each method minus its baseline in points with the 95% interval of the paired difference
-    (over seeds where several ran, hollow where one seed gives an interval over examples only), each seed's
-    difference as a grey dot."""
+    """Per evaluation, each method minus its baseline in points with the 95% interval of the paired difference, the
+    overview's (over seeds where several ran, hollow where one seed gives the paired t over examples only; the axis
+    label names both), each seed's difference as a grey dot."""
     panels = _paired_panels(summary)
     if not panels:
         return None
@@ -120,7 +120,7 @@ def paired_difference_plot(summary: dict, out_dir: Path) -> str | None:
         ax.set_yticks(range(len(names)), names, fontsize=8)
         ax.set_ylim(-0.6, len(names) - 0.4)
         ax.invert_yaxis()
-        ax.set_xlabel("points (95% CI; hollow: one seed, grey: each seed)", fontsize=8)
+        ax.set_xlabel("points, 95% CI (filled: over seeds; hollow: one seed, paired t; grey: each seed)", fontsize=8)
         ax.set_title(title + (f"\nminus {pairs[0][1]}" if one_baseline else ""), fontsize=9)
         ax.grid(axis="x", alpha=0.3)
     return _save(
@@ -189,8 +189,8 @@ def probe_plot(summary: dict, out_dir: Path) -> str | None:
 
 
 def frontier_plot(summary: dict, out_dir: Path) -> str | None:
-    """One panel per task and attack: each frontier's points in clean-accuracy order (the line the verdict reads),
-    each RIFT method's seeds as stars."""
+    """One panel per task and attack: each frontier's best available envelope (the line the verdict reads; points
+    beaten on both axes hollow, off it), each RIFT method's seeds as stars."""
     rows = [r for r in summary.get("frontier", []) if r["points"]]
     panels = list(dict.fromkeys((r["task"], r["recipe"]) for r in rows))
     if not panels:
@@ -201,8 +201,16 @@ def frontier_plot(summary: dict, out_dir: Path) -> str | None:
     for ax, (task, recipe) in zip(axes.flat, panels, strict=False):
         drawn = set()
         for r in (r for r in rows if (r["task"], r["recipe"]) == (task, recipe)):
-            xs, ys = [100 * p["clean"] for p in r["points"]], [100 * p["robust"] for p in r["points"]]
-            ax.plot(xs, ys, marker="o", label=r["baseline"])
+            kept = [p for p in r["points"] if p.get("kept") is not False]  # the envelope (all, before it is known)
+            xs, ys = [100 * p["clean"] for p in kept], [100 * p["robust"] for p in kept]
+            low = min(100 * p["clean"] for p in r["points"])
+            if low < xs[0]:  # flat below the least accurate point kept: the best available there
+                xs, ys = [low, *xs], [ys[0], *ys]
+            (line,) = ax.plot(xs, ys, label=r["baseline"])
+            ax.scatter([100 * p["clean"] for p in kept], [100 * p["robust"] for p in kept], color=line.get_color())
+            dropped = [p for p in r["points"] if p.get("kept") is False]
+            ax.scatter([100 * p["clean"] for p in dropped], [100 * p["robust"] for p in dropped],
+                       marker="o", facecolors="none", edgecolors=line.get_color())  # fmt: skip
             if r["rift"] not in drawn:
                 seeds = r["rift_seeds"]
                 cleans, robusts = [100 * s["clean"] for s in seeds], [100 * s["robust"] for s in seeds]

@@ -1,5 +1,7 @@
 """The report's tables as plain rows of text, rendered by both the Markdown and the HTML writers.
-Accuracies print as percentages with one decimal; intervals in brackets; n always beside them."""
+Accuracies print as percentages with one decimal; intervals in brackets; n always beside them. Every interval is
+the one `evaluation.intervals` chooses for its quantity, and each table's note names it (`INTERVAL_NOTE`): one
+number, one interval, the same in the overview and the per-run tables."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from robustft.evaluation.advglue import TASKS as ADVGLUE_TASKS
+from robustft.evaluation.intervals import ACCURACY_ONE_SEED, ACCURACY_SEEDS, DIFFERENCE_ONE_SEED, DIFFERENCE_SEEDS
 
 
 @dataclass
@@ -35,6 +38,14 @@ def mean_pm(stat: dict | None) -> str:
     return f"{pct(stat['mean'])} ± {pct(stat['std'])}"
 
 
+INTERVAL_NOTE = (
+    f"95% intervals: a run's accuracy, the {ACCURACY_ONE_SEED}; a paired difference on one seed, the "
+    f"{DIFFERENCE_ONE_SEED}; an accuracy or a difference over several seeds, the {ACCURACY_SEEDS} "
+    "(docs/statistics.md). Where the data show no spread (0 of n, n of n, models that agree on every example) an "
+    "interval keeps the width Wilson's interval gives 0 of n."
+)
+
+
 def per_seed(seeds: list[dict]) -> str:
     return "; ".join(f"{s['seed']}: {pct(s['accuracy'])} {interval(s['ci95'])} n={s['n']}" for s in seeds)
 
@@ -45,12 +56,8 @@ def comparison(vs: dict | None) -> str:
     if not vs["per_seed"]:
         return vs["verdict"]
     if len(vs["per_seed"]) == 1:
-        p = vs["per_seed"][0]
-        sign = "+" if p["difference"] >= 0 else ""
-        return (
-            f"{sign}{pct(p['difference'])} {interval(p['ci95'])} vs {vs['baseline']}, McNemar p={p['p_value']:.3g},"
-            f" n={p['n']}: {vs['verdict']}"
-        )
+        p = vs["per_seed"][0]  # the overview's interval, printed the same way
+        return f"{signed_interval(p)} vs {vs['baseline']}, McNemar p={p['p_value']:.3g}, n={p['n']}: {vs['verdict']}"
     pooled = vs.get("pooled")
     if pooled:
         return (
@@ -107,11 +114,11 @@ def evaluation_table(ev: dict) -> Table:
         "method",
         "seeds",
         ("under attack" if attack else "accuracy") + " % (mean ± std)",
-        "per seed: accuracy [95% CI] n",
+        "per seed: accuracy [95% CI, Wilson] n",
     ]
     if attack:
         columns += ["clean on sample %", "success rate %", "perturbed words %", "queries"]
-    columns.append("paired vs baseline: difference [95% CI], test, verdict")
+    columns.append("paired vs baseline: difference [95% CI], McNemar test, verdict")
     if attack:
         columns.append("the same on the examples both got right before the attack")
     rows = []
@@ -133,7 +140,7 @@ def evaluation_table(ev: dict) -> Table:
         if attack:
             cells.append(comparison((row.get("vs_baseline") or {}).get("both_right_before")))
         rows.append(cells)
-    notes = []
+    notes = [INTERVAL_NOTE + " The verdict per seed follows McNemar's exact test (alpha 0.05)."]
     maj = ev["majority"]
     if maj:
         notes.append(f"Majority-class baseline: {pct(maj['accuracy'])}% (always label {maj['label']}, n={maj['n']}).")
@@ -169,8 +176,8 @@ def advglue_table(summary: dict) -> Table | None:
             verdict = "detected" if d["detected"] else "no detectable difference"
             notes.append(
                 f"{label} - {a['vs_baseline']['baseline']} ({d['seed']}): {100 * d['difference']:+.1f} points "
-                f"[{100 * d['ci95'][0]:+.1f}, {100 * d['ci95'][1]:+.1f}], paired bootstrap over each split's "
-                f"examples: {verdict}."
+                f"[{100 * d['ci95'][0]:+.1f}, {100 * d['ci95'][1]:+.1f}], {DIFFERENCE_ONE_SEED} (the official "
+                f"score's per-example values, docs/statistics.md): {verdict}."
             )
         pooled = a.get("vs_baseline", {}).get("pooled")
         if pooled:
@@ -275,7 +282,26 @@ def measured_on(c: dict) -> str:
         parts.append(f"on the {both['n']} examples both got right before the attack {signed_interval(both)}")
     if c.get("basis_note") and c.get("n_seeds") == 1:
         parts.append(c["basis_note"])
+    if c.get("majority"):
+        parts.append(majority_words(c["majority"]))
     return "; ".join(parts)
+
+
+def majority_words(majority: dict) -> str:
+    """ "majority class 51.4%; im-exact 43.9, bert 44.6 (both below it)": an AdvGLUE row's floor beside it."""
+    floor, found = majority["accuracy"], {k: v for k, v in majority["methods"].items() if v is not None}
+    figures = ", ".join(f"{label} {pct(acc)}" for label, acc in found.items())
+    below = [label for label, acc in found.items() if acc < floor]
+    where = (
+        "both below it"
+        if len(below) == len(found) == 2
+        else "all below it"
+        if below and len(below) == len(found)
+        else f"{', '.join(below)} below it"
+        if below
+        else "none below it"
+    )
+    return f"majority class {pct(floor)}%; {figures} ({where})"
 
 
 CLAIM_COLUMNS = ["claim", "paper", "ours", "measured on", "difference, points [95% CI]", "seeds x examples", "verdict"]
@@ -334,17 +360,84 @@ def joint_claims_table(summary: dict) -> Table | None:
     )
 
 
+def registered_verdict(pooled: dict, study: dict) -> str:
+    """A registered comparison without a paper's size: its direction (the interval's side of 0), withheld like a
+    claim's verdict from one seed, an unfinished study or runs not committed."""
+    reasons = ["one seed (an interval over examples only says nothing about seeds)"] if pooled["n_seeds"] < 2 else []
+    if not study.get("finished", True):
+        reasons.append("the preset is unfinished" + (f" ({study['why']})" if study.get("why") else ""))
+    if not study.get("runs_committed", True):
+        reasons.append("the runs are not committed")
+    if reasons:
+        return "no verdict: " + "; ".join(reasons)
+    low, high = pooled["ci95"]
+    return f"{'higher' if low > 0 else 'lower'}: the interval excludes 0" if low > 0 or high < 0 else direction(pooled)
+
+
+def _accuracies_beside(ev: dict, c: dict) -> str:
+    """Both methods' accuracy (mean over seeds) and their baseline's: whether A - B moved A up or B down."""
+    means = {r["method"]: r["accuracy"]["mean"] for r in ev["rows"]}
+    mine = next((r for r in ev["rows"] if r["method"] == c["a"]), {})
+    base = (mine.get("vs_baseline") or {}).get("baseline")
+    shown = [c["a"], c["b"]] + ([base] if base and base not in (c["a"], c["b"]) else [])
+    parts = [f"{label}{' (baseline)' if label == base else ''} {pct(means.get(label))}%" for label in shown]
+    if ev["kind"] == "advglue" and ev.get("majority"):  # read against always the commonest label
+        parts.append(f"majority class {pct(ev['majority']['accuracy'])}%")
+    return ", ".join(parts)
+
+
+def registered_rows(summary: dict) -> list[list[str]]:
+    """[compared, measured on, difference [CI], seeds x examples, verdict] of each registered comparison."""
+    study = summary.get("study") or {}
+    return [
+        [
+            f"{c['a']} - {c['b']}",
+            f"{measured_label(ev)} ({_accuracies_beside(ev, c)})",
+            signed_interval(c["pooled"]),
+            seeds_by_examples(c["pooled"]),
+            registered_verdict(c["pooled"], study),
+        ]
+        for ev in summary["evaluations"]
+        for c in ev.get("registered", [])
+    ]
+
+
+def registered_table(summary: dict) -> Table | None:
+    rows = registered_rows(summary)
+    if not rows:
+        return None
+    columns = ["compared", "measured on", "difference, points [95% CI]", "seeds x examples", "verdict"]
+    note = (
+        "Comparisons the study's settings registered beside those with its baseline, paired on the same examples "
+        f"seed by seed; the interval is the {DIFFERENCE_SEEDS} (one seed: the {DIFFERENCE_ONE_SEED}; "
+        "docs/statistics.md). No paper's size: the verdict is the interval's side of 0."
+    )
+    return Table("Registered comparisons", columns, rows, [note], section="claims")
+
+
 FRONTIER_NOTE = (
-    "Each baseline's frontier joins its seed-0 models at three or more strengths (clean accuracy on the whole test "
-    "split against accuracy under the attack), piecewise linearly, never extrapolated; each RIFT seed is compared "
-    "with the frontier at its own clean accuracy. The interval carries RIFT's seed spread and the frontier points' "
-    "binomial noise (robustft.evaluation.frontier), not the frontier's own seed spread (one seed a strength). "
-    "The joint verdict (every frontier under both attacks) is in the table above."
+    "Each baseline's frontier is the best available one (rules registered in configs/rift-frontier-sst2.yaml): of its "
+    "models at three or more strengths (clean accuracy on the whole test split against accuracy under the attack), a "
+    "point beaten on both axes by another is dropped, the rest are joined piecewise linearly, flat below the least "
+    "accurate point kept, never extrapolated. Each RIFT seed is read against it at its own clean accuracy, example by "
+    "example, and against the baseline's own model of that seed where one exists (seed 0 otherwise); the interval is "
+    "the paired one that counts seeds (robustft.evaluation.frontier), and each row says what it carries. A component "
+    "is not reproduced only when its one-sided p-value is rejected by Holm's correction over the RIFT method's "
+    "components (familywise 5%). The joint verdict is in the table above."
 )
 
 
 def _clean_and_robust(entries: list[dict], name: str) -> str:
-    return "; ".join(f"{e[name]}: {pct(e['clean'])} / {pct(e['robust'])}" for e in entries) or "-"
+    def dropped(e: dict) -> str:
+        return " (dropped: beaten on both)" if e.get("kept") is False else ""
+
+    return "; ".join(f"{e[name]}: {pct(e['clean'])} / {pct(e['robust'])}{dropped(e)}" for e in entries) or "-"
+
+
+def _holm(r: dict) -> str:
+    if r.get("p_below") is None:
+        return "-"
+    return f"{r['p_below']:.3g} ({r['holm_level']:.3g})"
 
 
 def frontier_table(summary: dict) -> Table | None:
@@ -356,6 +449,8 @@ def frontier_table(summary: dict) -> Table | None:
             _clean_and_robust(r["rift_seeds"], "seed"),
             "; ".join(pct(x) for x in r.get("frontier_at", [])) or "-",
             signed_interval(r),
+            r.get("carries") or "-",
+            _holm(r),
             r["verdict"],
         ]
         for r in summary.get("frontier", [])
@@ -365,13 +460,45 @@ def frontier_table(summary: dict) -> Table | None:
     columns = [
         "RIFT against",
         "attack",
-        "frontier: clean / robust %",
+        "frontier (seed 0): clean / robust %",
         "RIFT seeds: clean / robust %",
         "frontier at RIFT's clean %",
         "RIFT - frontier, points [95% CI]",
+        "the interval carries",
+        "one-sided p (Holm's level)",
         "verdict",
     ]
     return Table("RIFT at matched clean accuracy (each baseline's frontier)", columns, rows, [FRONTIER_NOTE], "claims")
+
+
+def _dominates(d: dict) -> str:
+    if not d["dominates"]:
+        return "no"
+    return "yes" if d["refutes"] else "yes (no verdict: one seed or an unfinished study)"
+
+
+def dominance_table(summary: dict) -> Table | None:
+    """Rule 1 of the frontier study: a baseline model at least as accurate as RIFT clean and under the attack."""
+    rows = [
+        [
+            f"{d['rift']} - {d['baseline']}",
+            d["recipe"],
+            signed_interval(d["clean"]),
+            signed_interval(d["attack"]),
+            _dominates(d),
+            d["carries"],
+        ]
+        for d in summary.get("dominance", [])
+    ]
+    if not rows:
+        return None
+    columns = ["compared", "attack", "clean, points [95% CI]", "under attack, points [95% CI]", "dominates", "carries"]
+    note = (
+        "A baseline at least as accurate as RIFT clean (whole test split) and under the attack (its sample), paired "
+        "on the same examples, with neither interval of RIFT - baseline above 0, refutes RIFT > that baseline without "
+        "any frontier (configs/rift-frontier-sst2.yaml, rule 1)."
+    )
+    return Table("RIFT against each baseline model: dominance", columns, rows, [note], "claims")
 
 
 def deviations_table(summary: dict) -> Table:
@@ -500,7 +627,8 @@ def certified_table(summary: dict) -> Table | None:
     notes.append(
         "Certified: the true label's vote share over the samples' noisy copies, at its one-sided Clopper-Pearson "
         "lower bound at the stated confidence, exceeds 1/2 by more than the threat model can move it. The 95% "
-        "interval is over the examples; the ensemble's copies are those its predictions average."
+        f"interval is the {ACCURACY_ONE_SEED} (0 of n keeps a width); the ensemble's copies are those its "
+        "predictions average."
     )
     columns = ["method", "measured on", "certified accuracy % [95% CI]", "n", "definition"]
     return Table("Certified accuracy", columns + ["ensemble copies / samples / confidence"], rows, notes, "certified")
@@ -522,9 +650,8 @@ def overview_table(summary: dict) -> Table:
         ],
         rows,
         [
-            "Intervals over several seeds count the seeds as the replicates (docs/statistics.md); over one seed they "
-            "cover the examples only. (selection): the data that chose the models' epochs, so optimistic. "
-            "higher / lower: the interval of the paired difference excludes 0."
+            INTERVAL_NOTE + " Intervals over one seed cover the examples only. (selection): the data that chose the "
+            "models' epochs, so optimistic. higher / lower: the interval of the paired difference excludes 0."
         ],
         section="overview",
     )
@@ -532,7 +659,8 @@ def overview_table(summary: dict) -> Table:
 
 def all_tables(summary: dict) -> list[Table]:
     tables = [overview_table(summary)]
-    tables += [t for t in (claims_table(summary), joint_claims_table(summary), frontier_table(summary)) if t]
+    tables += [t for t in (claims_table(summary), registered_table(summary)) if t]
+    tables += [t for t in (joint_claims_table(summary), frontier_table(summary), dominance_table(summary)) if t]
     tables += [t for t in (certified_table(summary),) if t is not None]
     tables.append(methods_table(summary))
     adv = advglue_table(summary)
@@ -562,7 +690,8 @@ def overview_for_page(summary: dict) -> Table:
     table.caption = (
         f"Baseline: {summary['baseline']}"
         + (f"; paired here against {', '.join(named)}" if named else "; nothing was paired")
-        + ". Each accuracy with its 95% interval; n = seeds x examples."
+        + ". Each accuracy with its 95% interval (one seed: Wilson's; several: counting seeds); a difference's "
+        "interval is the paired t over the examples for one seed, counting seeds for several; n = seeds x examples."
     )
     return table
 
