@@ -9,21 +9,30 @@ The Python API mirrors the command line: build a config, call the verb.
 """
 
 import os
+import sys
 
 # One setup for the API and the CLI, before torch is imported: OpenMP threads that spin while waiting made bf16
 # attacks up to 3x slower on a busy 2-core machine (docs/performance.md); passive waiting changes no result.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from robustft.attacks.run import attack  # noqa: E402
-from robustft.bench.run import bench  # noqa: E402
-from robustft.config import AttackConfig, EvalConfig, ProbeConfig, TrainConfig  # noqa: E402
-from robustft.evaluation.probe import probe  # noqa: E402
-from robustft.evaluation.run import evaluate  # noqa: E402
-from robustft.models import auto_registration  # noqa: E402,F401  (saved IM/EX models load through Auto classes)
-from robustft.report.run import report  # noqa: E402
-from robustft.training.loop import train  # noqa: E402
 from robustft.version import __version__  # noqa: E402
+
+
+def version_only() -> bool:
+    """`robustft --version`: answered without importing torch and the verbs (issue 67: it took seconds)."""
+    return sys.argv[1:] == ["--version"] and os.path.basename(sys.argv[0]) in ("robustft", "robustft.exe")
+
+
+if not version_only():
+    from robustft.attacks.run import attack  # noqa: E402
+    from robustft.bench.run import bench  # noqa: E402
+    from robustft.config import AttackConfig, EvalConfig, ProbeConfig, TrainConfig  # noqa: E402
+    from robustft.evaluation.probe import probe  # noqa: E402
+    from robustft.evaluation.run import evaluate  # noqa: E402
+    from robustft.models import auto_registration  # noqa: E402,F401  (saved IM/EX models load through Auto classes)
+    from robustft.report.run import report  # noqa: E402
+    from robustft.training.loop import train  # noqa: E402
 
 __all__ = [
     "train",

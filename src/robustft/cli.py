@@ -5,25 +5,21 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import sys
 import warnings
 
-from robustft.attacks.run import attack
-from robustft.attacks.run import merge as merge_attack
 from robustft.errors import ConfigError, RobustftError, suggest
-from robustft.evaluation.probe import probe
-from robustft.evaluation.run import evaluate
-from robustft.evaluation.run import merge as merge_eval
-from robustft.report.run import overview, report, written_files
-from robustft.training.loop import train
 from robustft.version import __version__
+
+# The verbs' functions, imported when one runs (importing them all brings in torch: `--version` took seconds).
 
 VERBS = {
     "train": (
         "fine-tune a model with a method",
-        train,
+        "robustft.training.loop:train",
         """examples:
   robustft train --n_train 1000 --epochs 3                     MiniLM on 1,000 SST-2 examples
   robustft train --config configs/sst2-minilm-1k.yaml --seed 1
@@ -32,14 +28,14 @@ VERBS = {
     ),
     "eval": (
         "per-example accuracy of a model (or run folder) on a task split",
-        evaluate,
+        "robustft.evaluation.run:evaluate",
         """examples:
   robustft eval --model runs/sst2-minilm-1k --task advglue-sst2 --split dev
   robustft eval --model my_model/ --task sst2 --split dev -n 500 --precision fp32""",
     ),
     "attack": (
         "attack a classifier with a word-substitution recipe",
-        attack,
+        "robustft.attacks.run:attack",
         """examples:
   robustft attack --model runs/sst2-minilm-1k --task sst2 --split dev --recipe textfooler -n 200
   robustft attack --model runs/sst2-minilm-1k --recipe pwws --protocol textdefender
@@ -47,7 +43,7 @@ VERBS = {
     ),
     "probe": (
         "hidden-state distance per layer under perturbations (IM-BERT probe)",
-        probe,
+        "robustft.evaluation.probe:probe",
         """examples:
   robustft probe --models BERT=runs/bert --models IM-BERT=runs/im --output_dir probe/
   robustft probe --base minilm --variants plain,ex,im --im.layers 1-6 --im.K 3 --perturb noise""",
@@ -87,13 +83,19 @@ def split_overrides(tokens: list[str]) -> list[str]:
     return out
 
 
+def function(path: str):
+    """'module:name' -> the function, imported now."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def call_verb(args) -> int:
     from robustft.config import VERB_CONFIGS, build_config
 
     cfg = build_config(VERB_CONFIGS[args.command], args.config or [], split_overrides(args.extra))
     if main_process():
         show_log()
-    result = VERBS[args.command][1](cfg, resume=args.resume, overwrite=args.overwrite)
+    result = function(VERBS[args.command][1])(cfg, resume=args.resume, overwrite=args.overwrite)
     if main_process():
         print(summary_line(args.command, result))
         if args.command == "eval" and at_majority_level(result):
@@ -211,6 +213,7 @@ def cmd_bench(args) -> int:
 
     from robustft.bench import run as bench_run
     from robustft.bench.presets import bench_config
+    from robustft.report.run import overview
 
     command, spec, folder = bench_words(args)
     cfg = bench_config(spec, split_overrides(args.extra))
@@ -248,6 +251,7 @@ keys:
 def cmd_report(args) -> int:
     """The leading bare words are run folders (added to the `runs` key); the rest are settings."""
     from robustft.config import ReportConfig, build_config
+    from robustft.report.run import overview, report, written_files
 
     first_key = next((i for i, token in enumerate(args.extra) if token.startswith("-")), len(args.extra))
     cfg = build_config(ReportConfig, args.config or [], split_overrides(args.extra[first_key:]))
@@ -271,7 +275,7 @@ def add_report_parser(sub) -> None:
     p.set_defaults(func=cmd_report, takes_overrides=True)
 
 
-MERGERS = {"attack": merge_attack, "eval": merge_eval}
+MERGERS = {"attack": "robustft.attacks.run:merge", "eval": "robustft.evaluation.run:merge"}
 
 
 def cmd_merge(args) -> int:
@@ -281,7 +285,7 @@ def cmd_merge(args) -> int:
     saved = read_description(args.run_dir)
     if saved is None or saved.get("verb") not in MERGERS:
         raise ConfigError(f"merge: {args.run_dir} is not a robustft attack or eval run folder")
-    result = MERGERS[saved["verb"]](args.run_dir, strict=True)
+    result = function(MERGERS[saved["verb"]])(args.run_dir, strict=True)
     print(summary_line(saved["verb"], result))
     return 0
 
@@ -421,6 +425,9 @@ def check_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:  # before the parser, whose help imports the presets
+        print(f"robustft {__version__}")
+        return 0
     parser = build_parser()
     check_command(parser, sys.argv[1:] if argv is None else argv)
     args, extra = parser.parse_known_args(argv)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import json
 import math
@@ -50,6 +51,24 @@ def setting(default=None, help: str = "", *, min=None, max=None, choices=None, f
     return field(default=default, metadata=meta)
 
 
+def tracks_explicit(cls):
+    """Record in `explicit_keys` the keys a Python caller chose: given to the constructor (`TrainConfig(epochs=3)`)
+    or assigned later (`cfg.lr = 5e-5`, with RunSettings.__setattr__), so that a method's preset never replaces
+    them, even where they equal the defaults. `copy_config` keeps them through a copy (dataclasses.replace passes
+    every key to the constructor, so every key would look chosen)."""
+    init = cls.__init__
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        kwargs.pop("explicit_keys", None)  # `cls(**cfg.__dict__)` copies a config: every key it passes is chosen
+        init(self, *args, **kwargs)
+        self.explicit_keys = set(names[: len(args)]) | set(kwargs)
+
+    cls.__init__ = __init__
+    return cls
+
+
 @dataclass
 class RunSettings:
     """Keys every verb has: where the run goes and how it computes."""
@@ -68,6 +87,12 @@ class RunSettings:
     def validate(self):
         validate(self)
         return self
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        chosen = self.__dict__.get("explicit_keys")  # absent while the constructor sets the defaults
+        if chosen is not None and name in self.__dataclass_fields__:
+            chosen.add(name)
 
 
 @dataclass
@@ -93,6 +118,7 @@ class DataSettings:
 DATA_DEFAULTS = {"data": None, "dataset": None, "dataset_config": None, "data_columns": {}, "data_labels": []}
 
 
+@tracks_explicit
 @dataclass
 class TrainConfig(DataSettings, RunSettings):
     """Everything that defines a training run; its hash names the run."""
@@ -192,6 +218,7 @@ class TrainConfig(DataSettings, RunSettings):
         return self.auto_precision if self.precision == "auto" and self.auto_precision else self.precision
 
 
+@tracks_explicit
 @dataclass
 class EvalConfig(DataSettings, RunSettings):
     """Clean accuracy of a model (a run folder or a model folder) on a task split, per example."""
@@ -202,8 +229,10 @@ class EvalConfig(DataSettings, RunSettings):
     )
 
     model: str = setting(None, "run folder (its best/ model), model folder, alias or hub name")
-    task: str = setting("sst2", "task name")
-    split: str = setting("dev", "split to score")
+    task: str = setting("sst2", "task name (default: a trained run's own task or data file, else sst2)")
+    split: str = setting(
+        "dev", "split to score (default: dev; of a --data file the model did not train on: test, every row)"
+    )
     n: int | None = setting(None, "seeded sample of n examples (all if larger)", min=1)
     seed: int = setting(0, "seed of the sample", min=0, max=MAX_SEED)
     max_length: int | None = setting(None, "tokens per example (default: the trained run's, else 128)", min=2)
@@ -221,6 +250,7 @@ class EvalConfig(DataSettings, RunSettings):
     certify_alpha: float = setting(0.05, "1 - confidence of the certificate's lower bound", min=1e-6, max=0.5)
 
 
+@tracks_explicit
 @dataclass
 class AttackConfig(DataSettings, RunSettings):
     """A word-substitution attack of a model on a seeded sample of a task split."""
@@ -232,8 +262,10 @@ class AttackConfig(DataSettings, RunSettings):
     )
 
     model: str = setting(None, "run folder (its best/ model), model folder, alias or hub name")
-    task: str = setting("sst2", "task name")
-    split: str | None = setting(None, "split (default: test if the task has one, else dev)")
+    task: str = setting("sst2", "task name (default: a trained run's own task or data file, else sst2)")
+    split: str | None = setting(
+        None, "split (default: test if the task has one, else dev); of the run's own --data file: its held-out dev rows"
+    )
     recipe: str = setting("textfooler", "pwws, textfooler, bert-attack, genetic, textbugger, deepwordbug or ascc")
     recipe_args: dict[str, Any] = setting(help="recipe settings, e.g. --recipe_args.neighbours glove", factory=dict)
     protocol: str | None = setting(
@@ -281,6 +313,7 @@ class AttackConfig(DataSettings, RunSettings):
     shard: str | None = setting(None, SHARD_HELP)
 
 
+@tracks_explicit
 @dataclass
 class ProbeConfig(DataSettings, RunSettings):
     """Hidden-state distance per layer under word swaps or embedding noise, for several models."""
@@ -308,6 +341,7 @@ class ProbeConfig(DataSettings, RunSettings):
     output_dir: str | None = setting("probe", "run folder for probe.json and probe.png")
 
 
+@tracks_explicit
 @dataclass
 class BenchConfig(RunSettings):
     """A matrix of methods x tasks x training sizes x seeds, each trained model then evaluated (clean, AdvGLUE,
@@ -436,6 +470,7 @@ def validate(cfg) -> None:
         value, meta = getattr(cfg, f.name), f.metadata
         if value is None:
             continue
+        value = check_kind(cfg, f, value)
         check_finite(f.name, value)
         if isinstance(value, int) and not isinstance(value, bool) and meta.get("max") is None and value > MAX_COUNT:
             raise ConfigError(f"{f.name}: must be at most {MAX_COUNT}, got {value}")
@@ -459,6 +494,31 @@ def validate(cfg) -> None:
         cfg.shard = format_shard(parse_shard(cfg.shard))
 
 
+KIND_WORDS = {"int": "a whole number", "float": "a number", "bool": "true or false", "str": "text"}
+
+
+def check_kind(cfg, spec, value):
+    """The value has its key's declared kind (`TrainConfig(epochs="three")` stops here, before any data loads, not
+    deep inside a run); a whole float of a whole-number key becomes an int (3.0 -> 3). Returns the value kept."""
+    kind, optional = declared_kind(spec)
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    fits = {
+        "str": isinstance(value, str | os.PathLike),
+        "int": whole,
+        "float": whole or isinstance(value, float),
+        "bool": isinstance(value, bool),
+        "list": isinstance(value, list | tuple),
+        "dict": isinstance(value, dict),
+    }.get(kind, True)  # a key of any other kind is checked by its own layer
+    if not fits and kind == "int" and isinstance(value, float) and value.is_integer():
+        value, fits = int(value), True
+        setattr(cfg, spec.name, value)
+    if not fits:
+        wanted = KIND_WORDS.get(kind, f"a {kind}")
+        raise ConfigError(f"{spec.name}: expects {wanted}{' or none' if optional else ''}, got {value!r}")
+    return value
+
+
 def check_finite(where: str, value) -> None:
     """No NaN or infinity anywhere in a value, nested groups included (`--im.eta inf` names `im.eta`)."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -473,7 +533,10 @@ def check_finite(where: str, value) -> None:
 
 def check_output_dir(value) -> None:
     """robustft never expands '~' (neither does a quoted shell word): a folder literally named '~' would be made in
-    the working directory, and a later `rm -rf ~` to clean it up would delete the home folder."""
+    the working directory, and a later `rm -rf ~` to clean it up would delete the home folder. An empty one
+    (`--output_dir ''`, a shell variable that was not set) would be the working directory itself."""
+    if isinstance(value, str) and not value.strip():
+        raise ConfigError("output_dir: empty; give a folder, or leave the key out for the default")
     if isinstance(value, str) and value.startswith("~"):
         raise ConfigError(
             f"output_dir: {value!r} starts with '~', which robustft does not expand; write the folder out in full "
@@ -622,6 +685,8 @@ def apply_overrides(
     fields = {f.name: f for f in dataclasses.fields(cfg)}
     lists_seen: set[str] = set()
     for raw_key, raw_value in values.items() if isinstance(values, dict) else values:
+        if raw_key == "explicit_keys" and isinstance(raw_value, set):  # `cfg.__dict__` as values: bookkeeping
+            continue
         key, value = _legacy(raw_key, raw_value, fields, source)
         head, _, rest = key.partition(".")
         if head not in fields:
@@ -700,6 +765,13 @@ def build_config(cls, files: list[str] = (), overrides: list[str] = (), base: tu
     apply_overrides(cfg, parse_pairs(list(overrides)), source="command line", explicit=explicit)
     cfg.explicit_keys = explicit
     return cfg.validate()
+
+
+def copy_config(cfg, **changes):
+    """`dataclasses.replace(cfg, **changes)` that keeps which keys were chosen (and counts the changed ones)."""
+    copied = dataclasses.replace(cfg, **changes)
+    copied.explicit_keys = explicit_keys(cfg) | set(changes)
+    return copied
 
 
 def explicit_keys(cfg) -> set[str]:

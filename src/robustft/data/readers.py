@@ -14,10 +14,13 @@ import json
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from robustft.data.example import Example
 from robustft.data.json_document import JsonDocument, kind, read_text_strict
 from robustft.errors import DataFormatError
+
+BOM = "\ufeff"  # a UTF-8 byte order mark (Excel's "CSV UTF-8"): not text; it made the first column "\ufefftext"
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -33,6 +36,8 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
                     raise DataFormatError(path, number, f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
                 if "\x00" in text:
                     raise DataFormatError(path, number, "NUL byte (binary or corrupt file)")
+                if number == 1:
+                    text = text.removeprefix(BOM)
                 yield number, text.rstrip("\r\n")
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # truncated, not gzip, or corrupt compressed data
         raise DataFormatError(path, number + 1, f"damaged gzip file ({exc}); fetch it again") from None
@@ -149,10 +154,26 @@ def read_parallel(paths: tuple[Path, Path, Path], label_map: dict[str, int]) -> 
     return out
 
 
+class DuplicateKey(ValueError):
+    pass
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object whose keys are distinct: json.loads keeps the last of a repeated key without a word."""
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise DuplicateKey(key)
+        seen.add(key)
+    return dict(pairs)
+
+
 def json_object_line(path: Path, number: int, line: str, expected: str = "a JSON object per line") -> dict:
     """One line of a JSON-lines data file as a dict, or a DataFormatError naming the file and line."""
     try:
-        record = json.loads(line)
+        record = json.loads(line, object_pairs_hook=unique_keys)
+    except DuplicateKey as exc:
+        raise DataFormatError(path, number, f"key '{exc}' appears twice in one object; which one is meant?") from None
     except json.JSONDecodeError as exc:
         raise DataFormatError(path, number, f"invalid JSON: {exc.msg}") from None
     except RecursionError:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from robustft.data.example import Example
 from robustft.data.json_document import read_text_strict
-from robustft.data.readers import check_text, iter_lines, json_object_line, to_label
+from robustft.data.readers import BOM, check_text, iter_lines, json_object_line, to_label
 from robustft.errors import ConfigError, DataFormatError
 
 # The roles of a column: a text, the second text of a pair, the label (`--data_columns.text review`).
@@ -60,7 +60,8 @@ def _delimited(path: Path, delimiter: str) -> Rows:
     """A headed CSV (quoted fields may span lines: each row is named by the line it starts on) or TSV (no quoting:
     a tab always separates)."""
     quoting = csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE
-    reader = csv.reader(io.StringIO(read_text_strict(path), newline=""), delimiter=delimiter, quoting=quoting)
+    text = read_text_strict(path).removeprefix(BOM)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting)
     header, rows, start = None, [], 1
     while True:
         try:
@@ -73,6 +74,9 @@ def _delimited(path: Path, delimiter: str) -> Rows:
             header = [c.strip() for c in cells]
             if not any(header):
                 raise DataFormatError(path, start, "empty header line, expected column names")
+            twice = next((name for i, name in enumerate(header) if name in header[:i]), None)
+            if twice is not None:  # zip into a dict would keep the last of them without a word
+                raise DataFormatError(path, start, f"column '{twice}' appears twice in the header; rename one")
         elif not cells:
             raise DataFormatError(path, start, "empty line")
         elif len(cells) != len(header):

@@ -27,7 +27,7 @@ from transformers import (
 )
 
 from robustft import resources, runs
-from robustft.errors import MissingResource
+from robustft.errors import MissingResource, suggest
 from robustft.models.im_settings import base_model_type
 
 PICKLE_WEIGHTS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
@@ -79,7 +79,8 @@ def pretrained(cls, ref: str, what: str, name: str | None = None, **kwargs):
         return cls.from_pretrained(ref, trust_remote_code=False, **kwargs)
     except LOAD_ERRORS as exc:
         shown = ref if name in (None, ref) else f"'{name}' ({ref})"
-        raise ModelLoadError(f"cannot load a {what} from {shown}: {one_line(exc)}") from None
+        hub = "" if Path(ref).exists() else "no such folder here, and as a hub name: "  # a mistyped path, or a name
+        raise ModelLoadError(f"cannot load a {what} from {shown}: {hub}{one_line(exc)}") from None
 
 
 def model_reference(name_or_path: str) -> str:
@@ -95,7 +96,24 @@ def model_reference(name_or_path: str) -> str:
             raise ModelLoadError(
                 f"{name_or_path} is a robustft {verb} run folder and {problem}: give a training run folder or a model"
             )
-    return resources.resolve_model(resolved.model)
+    ref = resources.resolve_model(resolved.model)
+    if ref == resolved.model:  # neither an alias nor an existing folder: a hub name, unless it can only be a path
+        check_not_a_missing_folder(ref)
+    return ref
+
+
+def check_not_a_missing_folder(ref: str) -> None:
+    """A reference that can only be a local folder and does not exist is 'no such folder', not a hub connection
+    error: hub names are NAME or ORG/NAME, so more than one '/', a trailing '/', or a first part that is a folder
+    here (`runs/mrr` beside runs/) means a path (issue 67)."""
+    parts = ref.replace("\\", "/").split("/")
+    local = len(parts) > 2 or ref.endswith(("/", "\\")) or (len(parts) == 2 and Path(parts[0]).is_dir())
+    if not local or Path(ref).exists():
+        return
+    parent = Path(ref.rstrip("/\\")).parent
+    near = suggest(Path(ref.rstrip("/\\")).name, [p.name for p in parent.iterdir()]) if parent.is_dir() else ""
+    where = f" ({parent} holds no such folder{near})" if parent.is_dir() else f" ({parent} does not exist either)"
+    raise ModelLoadError(f"model: no such folder {ref}{where}")
 
 
 def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:

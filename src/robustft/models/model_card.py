@@ -5,7 +5,8 @@
                                         "dev": {"accuracy": 0.543, "n": 300}, "robustness": {...}})
 
 The card names robustft's version and its real install command (a checkout's `pip install -e .`), and says how
-to load the folder: transformers' Auto classes and `pipeline` after `import robustft`, or `load_classifier`.
+to load the folder: transformers' Auto classes and `pipeline` after `import robustft`, or `load_classifier`; for a
+SAFER, RanMASK or DNE model, that `pipeline` gives the bare classifier and how to get its ensemble (`as_ensemble`).
 The IM/EX settings come from the folder's own config.json (`im`), so the card cannot disagree with the
 weights. Figures appear only when `info` gives them; nothing is filled in by guess.
 """
@@ -17,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from robustft.atomic import atomic_write_text
+from robustft.data.tasks import TASKS
 from robustft.models.im_settings import base_model_type
 from robustft.version import __version__
 
 INSTALL = "pip install -e ."  # the README's install (make main), from a checkout of the repository
+ENSEMBLE_KEY = "robustft_ensemble"  # robustft.defenses.settings.CONFIG_KEY (a SAFER, RanMASK or DNE model's vote)
 TMP_SUFFIX = ".tmp"  # a training writes the card into best.tmp/ before swapping it in as best/
 
 # info keys shown in the card's first table, in this order; any other key goes under "Other run details"
@@ -65,7 +68,10 @@ def write_model_card(folder: str | Path, info: dict[str, Any]) -> Path:
         f"# {title}{base_type} classifier trained with robustft ({info.get('method', 'unknown method')})",
         "",
     ]
-    lines += _how_to_load(config, folder.name.removesuffix(TMP_SUFFIX), im is not None)
+    name = folder.name.removesuffix(TMP_SUFFIX)
+    lines += _how_to_load(config, name, im is not None, bool(config.get(ENSEMBLE_KEY)))
+    if config.get(ENSEMBLE_KEY):
+        lines += _ensemble(config[ENSEMBLE_KEY], name, info.get("task"))
     if label_names:
         lines += [f"Labels: {', '.join(f'{i} = {name}' for i, name in enumerate(label_names))}.", ""]
 
@@ -90,7 +96,7 @@ def write_model_card(folder: str | Path, info: dict[str, Any]) -> Path:
     return path
 
 
-def _how_to_load(config: dict, name: str, im: bool) -> list[str]:
+def _how_to_load(config: dict, name: str, im: bool, ensemble: bool = False) -> list[str]:
     """The loading section: the Auto classes and pipeline after `import robustft`, or robustft's own loader."""
     lines = []
     if im:
@@ -112,12 +118,55 @@ def _how_to_load(config: dict, name: str, im: bool) -> list[str]:
         "import robustft  # registers robustft's model types with transformers' Auto classes (no remote code)",
         "from transformers import pipeline",
         "",
-        f'classify = pipeline("text-classification", model="path/to/{name}")  # this folder',
+        f'classify = pipeline("text-classification", model="path/to/{name}")  # this folder'
+        + ("; the bare classifier, without its ensemble (below)" if ensemble else ""),
         "",
         "from robustft.models.factory import load_classifier",
         "",
         f'model, tokenizer = load_classifier("path/to/{name}")  # or the training run folder that holds it',
         "```",
+        "",
+    ]
+
+
+def _ensemble(settings: dict, name: str, task: str | None) -> list[str]:
+    """A SAFER / RanMASK / DNE model predicts by the vote of perturbed copies of each input, which transformers knows
+    nothing of: say what `pipeline` gives and how to get what robustft scored (issue 67). A registered pipeline that
+    keeps the ensemble would need the defense's word tables and the task's text fields inside transformers."""
+    kind = {"safer": "SAFER", "ranmask": "RanMASK", "dne": "DNE"}.get(settings.get("kind"), "ensemble")
+    copies = settings.get("copies", "?")
+    registered = task if task and task in TASKS else None
+    return [
+        "## Its ensemble (not in `pipeline`)",
+        "",
+        f"**`pipeline` and the Auto classes give the bare classifier, without its ensemble.** This {kind} model "
+        f"predicts by the vote of {copies} randomly perturbed copies of each input (`{ENSEMBLE_KEY}` in config.json: "
+        f"{_cell(settings)}); robustft's `eval`, `attack` and certificates use that ensemble, and may differ from "
+        "the bare classifier (the dev accuracy below, from model selection during training, is the bare "
+        "classifier's). To predict as robustft's `eval` and `attack` do:",
+        "",
+        "```python",
+        "from robustft.data.tasks import get_task",
+        "from robustft.defenses.ensemble import as_ensemble",
+        "from robustft.models.factory import load_classifier",
+        "",
+        f'model, tokenizer = load_classifier("path/to/{name}")',
+        f'model = as_ensemble(model, tokenizer, get_task("{registered or "sst2"}"))  # an nn.Module: '
+        "model(**tokenizer(texts, ...)).logits",
+        "```",
+        "",
+        *(
+            []
+            if registered
+            else [
+                f"The task passed to `as_ensemble` only says which text field is perturbed: the model was trained on "
+                f"{task or 'an unrecorded task'}; any registered task with the same fields (one text: sst2; a pair: "
+                "snli) gives the same ensemble.",
+                "",
+            ]
+        ),
+        f"On the command line `robustft eval --model path/to/{name}` and `robustft attack --model ...` use the "
+        "ensemble.",
         "",
     ]
 

@@ -17,6 +17,7 @@ class Resolved:
     model: str
     train_config: dict | None = None
     run_path: Path | None = None
+    train_inputs: dict | None = None  # the run's inputs: 'data:<absolute path>' names its data file
 
 
 def resolve(path: str | Path) -> Resolved:
@@ -31,7 +32,7 @@ def resolve(path: str | Path) -> Resolved:
             continue
         repair_train_run(run)
         if (run / BEST / CONFIG).exists():
-            return Resolved(str(run / BEST), saved["config"], run)
+            return Resolved(str(run / BEST), saved["config"], run, saved.get("inputs"))
     return Resolved(str(path))
 
 

@@ -30,8 +30,9 @@ from robustft.data.batching import collate, encode, epoch_batches, rank_slice
 from robustft.data.digests import data_digests, model_digests
 from robustft.data.tasks import get_task, load_examples
 from robustft.errors import ConfigError, RobustftError
-from robustft.models.factory import load_classifier
+from robustft.models.factory import load_classifier, load_config, load_tokenizer
 from robustft.models.model_card import write_model_card
+from robustft.models.positions import check_max_length
 from robustft.training import distributed, tracking
 from robustft.training.checkpoint import (
     CheckpointSchedule,
@@ -60,7 +61,8 @@ def seed_everything(seed: int) -> None:
 
 def apply_preset(cfg: TrainConfig) -> dict:
     """Fill the keys the user did not set from the method's published recipe (e.g. rift-imdb); returns what was
-    applied, which config.json records. Explicit keys (files, --key, or non-default Python values) always win."""
+    applied, which config.json records. Explicit keys always win: files, --key, and in Python the keys given to
+    the constructor or assigned, even at their default values (`TrainConfig(method="safer", lr=5e-5)` keeps 5e-5)."""
     build_objective(cfg.method, {})  # imports the registry and checks the name
     preset = getattr(OBJECTIVES[cfg.method], "preset", None)
     values = dict(preset(cfg.task)) if preset else {}
@@ -75,6 +77,13 @@ def apply_preset(cfg: TrainConfig) -> dict:
             setattr(cfg, key, value)
             applied[key] = value
     return applied
+
+
+def preset_line(method: str, applied: dict) -> str:
+    """'method pgd: its preset set lr=2e-05, epochs=10, ... (keys you set are kept; ...)'."""
+    parts = [f"{key}={value!r}" for key, value in applied.items() if key != "method_args"]
+    parts += [f"method_args.{key}={value!r}" for key, value in applied.get("method_args", {}).items()]
+    return f"method {method}: its preset set {', '.join(parts)} (keys you set are kept; set any of these to change it)"
 
 
 def run_notes(cfg: TrainConfig, preset: dict) -> dict | None:
@@ -122,6 +131,7 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
             raise ConfigError(f"{key}: {cfg.task}/{split} has no examples")
         if wanted is not None and wanted > available:
             raise ConfigError(f"{key}: asked for {wanted} examples but {cfg.task}/{split} has only {available}")
+    check_max_length(cfg.max_length, load_config(cfg.model), load_tokenizer(cfg.model), cfg.model)
     inputs = {**data_digests(cfg.task, [cfg.train_split, cfg.dev_split]), **model_digests(cfg.model)}
     group = distributed.start(runtime.world(), runtime.pick_device(cfg.device))
     try:
@@ -223,6 +233,9 @@ def _set_up(
     world = group.world
     if world.main:
         runs.attach_log(run.path, "train.log")
+    preset = (run.description or {}).get("preset")
+    if preset:  # on the console and in train.log: a preset never changes a run without a word
+        log.info("%s", preset_line(preset["method"], preset["applied"]))
     runtime.set_threads(cfg.threads)
     seed_everything(cfg.seed)
     device = runtime.pick_device(cfg.device)
