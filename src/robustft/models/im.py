@@ -122,11 +122,11 @@ def apply_from_config(model: nn.Module) -> nn.Module:
 def exact_gradients(model: nn.Module) -> Iterator[bool]:
     """Within the block every IM layer back-propagates through its K steps (grad "unrolled").
 
-    The cheap modes ("explicit", "jfb") give the solution's value with a surrogate gradient; an adversary
-    that ascends that surrogate is weakened by gradient masking (docs/im_bert.md, "Gradients seen by
-    adversaries"). Forward values do not change. Yields True when some layer was switched, False for a
-    plain or EX model or one already unrolled. `model.config.im` is left as it is, and the layers'
-    settings are restored on exit, also after an exception.
+    The other modes ("explicit", "jfb"; "implicit" and "adaptive", exact only as far as the solve converged) give
+    the solution's value with another gradient; an adversary that ascends that surrogate is weakened by gradient
+    masking (docs/im_bert.md, "Gradients seen by adversaries"). Forward values do not change. Yields True when
+    some layer was switched, False for a plain or EX model or one already unrolled. `model.config.im` is left as
+    it is, and the layers' settings are restored on exit, also after an exception.
     """
     switched = [
         layer

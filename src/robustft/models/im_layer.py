@@ -73,6 +73,11 @@ class ImLayerStats:
     nonfinite: int = 0
     # mean over the batch's examples of |r(z_k)| / |z_k| for k = 0..K (last forward only)
     last_relative_residual: list[float] = field(default_factory=list)
+    # grad "implicit"/"adaptive": mean over the batch of the adjoint's |v + J^T g_k - g_k| / |v| at each adjoint
+    # iteration k = 0..adjoint_K-1 of the latest backward (how far the adjoint solve is from its fixed point)
+    last_adjoint_residual: list[float] = field(default_factory=list)
+    # grad "adaptive": the gradient the latest training forward chose ("implicit" or "unrolled")
+    last_gradient: str | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -81,6 +86,8 @@ class ImLayerStats:
             "diverged": self.diverged,
             "nonfinite": self.nonfinite,
             "last_relative_residual": list(self.last_relative_residual),
+            "last_adjoint_residual": list(self.last_adjoint_residual),
+            "last_gradient": self.last_gradient,
         }
 
 
@@ -129,7 +136,7 @@ class ImplicitStepMixin:
         diverged = self._check(out, energies, norms)
         if not diverged.any():
             return out
-        if needs_graph and self.im_settings.grad in ("unrolled", "jfb"):
+        if needs_graph and self.im_settings.grad in ("unrolled", "jfb", "implicit", "adaptive"):
             # The graph of a blown-up row holds inf/NaN activations; zero times inf in its backward would put
             # NaN into every weight gradient of the batch. Solve again with those rows held at z_0 (finite),
             # so their backward is the explicit step's and the other rows' is unchanged.
@@ -139,7 +146,8 @@ class ImplicitStepMixin:
     def _solve(self, h, z0, F, token_mask, needs_graph, frozen=None):
         """K solver iterations from z0; rows marked in `frozen` do not move. Returns (out, energies, norms)."""
         s = self.im_settings
-        unrolled = needs_graph and s.grad == "unrolled"
+        # "adaptive" records the unrolled graph and keeps it only where the solve did not converge (below)
+        unrolled = needs_graph and s.grad in ("unrolled", "adaptive")
         keep = None if frozen is None else (~frozen).view(-1, 1, 1)
 
         # activation checkpointing of the unrolled anderson solve (gd's double backward does not recompute)
@@ -158,16 +166,28 @@ class ImplicitStepMixin:
         with torch.enable_grad(), kernels:
             iterate = _anderson if s.solver == "anderson" else _descend
             z_final = iterate(s, residual, z0, token_mask, keep, unrolled, energies, norms)
-            if needs_graph and s.grad == "jfb":
+            mode, r = (s.grad if needs_graph else None), None
+            if mode in ("implicit", "adaptive"):
+                # G(z_K) = h + dt*f(z_K) at the detached solution, with its graph: the implicit gradient's one
+                # evaluation (and the final residual)
+                z_star = z_final.detach().requires_grad_(True)
+                r, fz = residual(z_star)
+                if mode == "adaptive":
+                    mode = "implicit" if _converged(r, z_star, token_mask, keep, s.converged_tol) else "unrolled"
+                    self.im_stats.last_gradient = mode
+            if mode == "implicit":
+                out = _implicit(s, h, z_star, fz, z0, token_mask, keep, self.im_stats)
+            elif mode == "jfb":
                 # value z_K, gradient of one fixed-point step h + dt*f(z_K) at the detached solution
                 r, fz = residual(z_final)
                 step = h + s.dt * fz
                 out = z_final + (step - step.detach())
             else:
-                with torch.no_grad():
-                    r, _ = residual(z_final)
+                if r is None:
+                    with torch.no_grad():
+                        r, _ = residual(z_final)
                 # "explicit": value z_K, gradient of the explicit step (straight-through)
-                out = z_final + (z0 - z0.detach()) if needs_graph and s.grad == "explicit" else z_final
+                out = z_final + (z0 - z0.detach()) if mode == "explicit" else z_final
         final_energy = 0.5 * r.detach().pow(2).sum(dim=(1, 2))
         energies.append(final_energy)
         norms.append(_masked_norm(z_final.detach(), token_mask))
@@ -299,6 +319,63 @@ def _anderson(s: ImSettings, residual, z0, token_mask, keep, unrolled, energies,
             new = new.to(z.dtype)
             z = new if keep is None else torch.where(keep, new, z)
     return z
+
+
+def _converged(r, z, token_mask, keep, tol: float) -> bool:
+    """Whether the final relative residual |r(z_K)| / |z_K|, averaged over the (unfrozen) rows as im_stats reports
+    it, is at most `tol`."""
+    relative = torch.sqrt(2 * _energy(r.detach())) / _masked_norm(z.detach(), token_mask).clamp_min(1e-12)
+    if keep is not None:
+        relative = relative[keep.view(-1)]
+    return bool(relative.mean() <= tol)
+
+
+def _implicit(s: ImSettings, h, z_star, fz, z0, token_mask, keep, stats: ImLayerStats):
+    """The solution z_K = z_star with the implicit-function gradient: the backward receives v = dL/dz, solves the
+    adjoint fixed point g = v + J^T g (J = dG/dz at z_K, G(z) = h + dt f(z), fz = f(z_star) with its graph) by
+    `adjoint_K` damped Anderson iterations from g = v (0 iterations is jfb), and passes g back through that one
+    evaluation of G to the weights and h. Each iteration is one vector-Jacobian product through its graph (the
+    input's gradient only). Padding positions keep the explicit step's value and gradient, as in the solve."""
+    step = h + s.dt * fz.to(h.dtype)
+    real = token_mask.to(step.dtype)
+    if keep is not None:
+        real = real * keep.to(real.dtype)
+
+    def jacobian_t(g):
+        (out,) = torch.autograd.grad(step, z_star, g, retain_graph=True)
+        return out * real
+
+    solved = _AdjointSolve.apply(step, jacobian_t, real, s, stats)
+    return z_star.detach() + (solved - solved.detach()) * real + (z0 - z0.detach()) * (1 - real)
+
+
+class _AdjointSolve(torch.autograd.Function):
+    """Identity forward; the backward turns v into the solution g of the adjoint fixed point g = v + J^T g."""
+
+    @staticmethod
+    def forward(ctx, step, jacobian_t, real, s, stats):
+        ctx.jacobian_t, ctx.real, ctx.s, ctx.stats = jacobian_t, real, s, stats
+        return step.detach().clone()
+
+    @staticmethod
+    def backward(ctx, v):
+        return _adjoint_anderson(ctx.s, ctx.jacobian_t, v * ctx.real, ctx.stats), None, None, None, None
+
+
+def _adjoint_anderson(s: ImSettings, jacobian_t, v, stats: ImLayerStats):
+    """`adjoint_K` iterations of g <- g + beta (v + J^T g - g) with Anderson mixing over the last `memory`
+    iterates (the forward's solver, on the linear adjoint equation), from g = v."""
+    beta = s.damping
+    v_norm = v.flatten(1).norm(dim=1).clamp_min(1e-30)
+    g, past_g, past_r, residuals = v, [], [], []
+    for _ in range(s.adjoint_steps):
+        r = v + jacobian_t(g) - g
+        residuals.append(float((r.flatten(1).norm(dim=1) / v_norm).mean()))
+        past_g, past_r = [*past_g, g][-s.memory :], [*past_r, r][-s.memory :]
+        weights = _mixing_weights(past_r).to(g.dtype)
+        g = sum(w.view(-1, 1, 1) * (x + beta * d) for w, x, d in zip(weights.unbind(1), past_g, past_r, strict=True))
+    stats.last_adjoint_residual = residuals
+    return g
 
 
 def _mixing_weights(past_g):

@@ -8,6 +8,7 @@ half of whatever encoder it meets (layers 4-6 of MiniLM, 7-12 of a 12-layer mode
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -16,7 +17,7 @@ from robustft.errors import ConfigError
 
 ARCHS = ("im", "ex")
 FORMS = ("increment", "layer")
-GRAD_MODES = ("unrolled", "jfb", "explicit")
+GRAD_MODES = ("unrolled", "jfb", "explicit", "implicit", "adaptive")
 # How the implicit equation z = h + dt*f(z) is solved (docs/im_bert.md, "Solvers"). "gd" is the paper's gradient
 # descent at a fixed eta; the other two are ours, beyond the paper.
 SOLVERS = ("gd", "gd-backtracking", "anderson")
@@ -51,6 +52,16 @@ class ImSettings:
           "explicit" gives the solution's value with the explicit step's gradient (straight-through). Both
           cheap modes skip the backward through the solve, and are far from exact at the studies' settings
           (benchmarks/im_gradient_fidelity.py; docs/im_bert.md, "Which gradient trains").
+          "implicit" (beyond the paper, as deep-equilibrium models train) gives the solution's value with the
+          implicit-function gradient: the backward solves the adjoint fixed point g = v + J^T g at z_K by
+          `adjoint_K` damped Anderson iterations (vector-Jacobian products through one extra evaluation of the
+          layer), and is the unrolled gradient only as far as the forward solve converged. "adaptive" records
+          the unrolled graph and, per layer and batch, keeps it where the solve's mean final relative residual
+          is above `converged_tol`, and takes the implicit gradient where it is at most that.
+    adjoint_K: the adjoint iterations of grad "implicit"/"adaptive"; None (the default) takes K.
+    converged_tol: grad "adaptive"'s bound on the mean final relative residual |r(z_K)|/|z_K| under which a layer
+          takes the implicit gradient (0.005: between MPNet's layers, at most 0.0025, where the implicit gradient
+          has cosine 0.998 to the unrolled one, and MiniLM's layer 6, 0.023, where it has 0.94-0.97).
     recompute: with grad "unrolled" and solver "anderson", keep each iteration's input instead of the layer's
           activations and recompute the layer in the backward (activation checkpointing): the same gradient,
           bit for bit, with the solve's memory cut by about half (the Anderson mixing's tensors are still
@@ -93,6 +104,8 @@ class ImSettings:
     memory: int = 5
     halvings: int = 4
     recompute: bool = False
+    adjoint_K: int | None = None
+    converged_tol: float = 0.005
 
     def __post_init__(self):
         _check_choice("arch", self.arch, ARCHS)
@@ -113,7 +126,7 @@ class ImSettings:
             object.__setattr__(self, "layers", tuple(int(n) for n in self.layers))
         for name, (low, high, whole, above) in NUMBER_RANGES.items():
             value = getattr(self, name)
-            if value is not None or name != "beta":  # beta None: the form's default
+            if value is not None or name not in ("beta", "adjoint_K"):  # None: the default (see the fields)
                 object.__setattr__(self, name, _checked_number(name, value, low, high, whole, above))
 
     @property
@@ -122,6 +135,11 @@ class ImSettings:
         if self.beta is not None:
             return self.beta
         return 1.0 / (1.0 + self.dt) if self.form == "increment" else 1.0
+
+    @property
+    def adjoint_steps(self) -> int:
+        """Grad "implicit"'s adjoint iterations: adjoint_K as set, or K."""
+        return self.K if self.adjoint_K is None else self.adjoint_K
 
     @classmethod
     def from_dict(cls, values: dict[str, Any] | None) -> ImSettings:
@@ -186,12 +204,14 @@ NUMBER_RANGES = {
     "beta": (0, 1, False, True),
     "memory": (1, None, True, False),
     "halvings": (0, None, True, False),
+    "adjoint_K": (0, None, True, False),
+    "converged_tol": (0, None, False, False),
 }
 # What a user may ask for (config files, --im.*, bench cells), checked when a config is built; the API keeps the
 # wider NUMBER_RANGES so that tests can force divergences. K and memory cap the work of one forward (the screening
 # ran K <= 20); dt 1 is the pre-trained layer's own step, and beyond 100 the increment swamps the hidden state; tol
 # above 1 would accept a solve whose energy more than doubled; 60 halvings reach float precision.
-USER_LIMITS = {"K": 1000, "dt": 100, "tol": 1, "memory": 100, "halvings": 60}
+USER_LIMITS = {"K": 1000, "dt": 100, "tol": 1, "memory": 100, "halvings": 60, "adjoint_K": 1000}
 # The largest gradient step (gd's eta; gd-backtracking's smallest, eta / 2**halvings): a step of 1 solves the
 # residual at once where f is constant, a longer one overshoots. eta 1e30 made every solve fall back, so a model
 # saved as IM computed EX-BERT.
@@ -202,7 +222,7 @@ def check_user_settings(values: dict[str, Any] | None) -> ImSettings:
     """ImSettings from a user's values, within USER_LIMITS and MAX_STEP, or one ConfigError naming im.<key>."""
     settings = ImSettings.from_dict(values)
     for name, high in USER_LIMITS.items():
-        if getattr(settings, name) > high:
+        if getattr(settings, name) is not None and getattr(settings, name) > high:
             raise ConfigError(f"im.{name} must be at most {high}, got {getattr(settings, name)!r}")
     if settings.solver == "gd" and settings.eta > MAX_STEP:
         raise ConfigError(
@@ -241,10 +261,33 @@ def check_and_pin_gradient(cfg) -> None:
     explicit to unrolled (issue 54), so a run folder trained before that under the same settings must not hash
     equal to one trained now (resuming or reusing it would mix two gradients)."""
     settings = check_user_settings(cfg.im)
+    check_arch_reads(cfg, settings)
     # a training run of an IM or EX model (EX has no solve: its mode is recorded, unused, as it was when the default
     # changed, so that EX folders of that time keep their hash)
     if getattr(cfg, "arch", "plain") != "plain" and "grad" not in cfg.im:
         cfg.im = {**cfg.im, "grad": settings.grad}
+
+
+# The settings only the implicit solve reads: an EX model (the explicit step alone) never uses them.
+SOLVE_KEYS = ("K", "eta", "solver", "tol", "beta", "memory", "halvings", "on_divergence", "recompute", "adjoint_K")
+
+
+def check_arch_reads(cfg, settings: ImSettings) -> None:
+    """A train config's `im` fits its `arch` (issue 67): IM with 0 solve steps computes EX, IM or EX with no layer
+    computes the plain encoder, each under the wrong label (refused); settings the arch never reads are warned
+    about. A config without `arch` (probe: its variants) is not checked here."""
+    arch = getattr(cfg, "arch", None)
+    if arch == "im" and settings.K == 0:
+        raise ConfigError("im.K: 0 solve steps with --arch im compute EX-BERT under an IM label; use K >= 1 or arch ex")
+    if arch in ARCHS and settings.layers == ():
+        raise ConfigError(
+            f"im.layers: no layer with --arch {arch} computes the plain encoder under an {arch.upper()} label; name "
+            "layers (e.g. 4-6) or use --arch plain"
+        )
+    unread = sorted(cfg.im) if arch == "plain" else sorted(set(cfg.im) & set(SOLVE_KEYS)) if arch == "ex" else []
+    if unread:
+        keys = ", ".join(f"im.{key}" for key in unread)
+        warnings.warn(f"{keys}: --arch {arch} does not read {'it' if len(unread) == 1 else 'them'}", stacklevel=2)
 
 
 # `--im.*` of a train or probe config is checked when the config is built, before any model loads
