@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: main test quick-test mpnet
+.PHONY: main test quick-test mpnet mutation
 
 $(VENV)/.installed: pyproject.toml
 	[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV)
@@ -31,3 +31,8 @@ mpnet: $(VENV)/.installed
 # The local tier: everything but the real-backbone runs (CI runs all of them).
 quick-test: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest -q -m "not slow"
+
+# Mutation testing of the numeric core, one module at a time against its own fast tests (not part of CI; long:
+# docs/testing.md). `make mutation MODULES="stats goal"` runs only those; results in build/mutation/.
+mutation: $(VENV)/.installed
+	$(VENV)/bin/python scripts/mutation.py $(MODULES)
