@@ -3,7 +3,7 @@
 # under nice, each resumable (run the script again: finished jobs are reused, a cut training resumes from its last
 # checkpoint). configs/mpnet-study.yaml (issue 54) finished on 2026-12-06 and left the queue.
 #   1. configs/rift-frontier-sst2.yaml   RIFT at matched clean accuracy (issue 53), pre-registered
-#   2. the textdefender preset           without SAFER and RanMASK under attack (9.3 CPU hours each; issue 55)
+#   2. configs/textdefender-sst2.yaml    the TextDefender table (issue 64), pre-registered, seed 0 of every method first
 #
 # On a fresh machine it first brings back what an earlier machine published of each study (`robustft bench restore`
 # from docs/results/<study>/runs: its finished jobs; models whose jobs are unfinished train again from their seed).
@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 ROBUSTFT=${ROBUSTFT:-.venv/bin/robustft}
 STUDIES=(
   "configs/rift-frontier-sst2.yaml"
-  "textdefender --skip safer/* --skip ranmask/*"
+  "configs/textdefender-sst2.yaml"
 )
 if [[ "${1:-}" == "--list" ]]; then
   for study in "${STUDIES[@]}"; do

@@ -21,7 +21,7 @@ def queued_studies() -> list[list[str]]:
 
 def test_the_queue_holds_the_studies_in_the_project_s_order():
     names = [args[0] for args in queued_studies()]
-    assert names == ["configs/rift-frontier-sst2.yaml", "textdefender"]
+    assert names == ["configs/rift-frontier-sst2.yaml", "configs/textdefender-sst2.yaml"]
 
 
 @pytest.mark.parametrize("args", queued_studies(), ids=lambda a: a[0])
