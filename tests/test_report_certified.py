@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from report_fixtures import write_fixture_runs
+from report_fixtures import train_config, write_eval, write_fixture_runs
 from robustft.bench.run import bench
 from robustft.config import BenchConfig, apply_overrides
 from robustft.defenses.ranmask import RADII
@@ -75,6 +75,10 @@ def test_the_summary_carries_each_certified_accuracy_as_the_eval_measured_it(cer
             )
             low, high = figure["ci95"]
             assert 0 <= low <= figure["accuracy"] <= high <= 1
+        vote = measured["vote_accuracy"]  # the clean accuracy of the classifier certified, on the same examples
+        assert (row["vote_accuracy"]["correct"], row["vote_accuracy"]["ci95"]) == (vote["correct"], vote["ci95"])
+        assert row["vote_accuracy"]["n"] == vote["n"] == row["n"]
+        assert row["vote_accuracy_definition"] == measured["vote_accuracy_definition"]
 
 
 def test_report_md_and_html_show_the_certified_table_with_n_and_interval(certified_bench):
@@ -84,6 +88,7 @@ def test_report_md_and_html_show_the_certified_table_with_n_and_interval(certifi
     lines = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
     header, rows = lines[0], [[c.strip() for c in line.strip("|").split("|")] for line in lines[1:]]
     assert "certified accuracy % [95% CI]" in header and "ensemble copies / samples / confidence" in header
+    assert "clean accuracy of the certified (vote) classifier % [95% CI]" in header
     expected = [(row, figure) for row in summary["certified"] for figure in row["figures"]]
     assert len(rows) == len(expected) == 2 * (1 + len(RADII))  # two samples; SAFER one figure, RanMASK one per d
     for cells, (row, figure) in zip(rows, expected, strict=True):
@@ -92,8 +97,11 @@ def test_report_md_and_html_show_the_certified_table_with_n_and_interval(certifi
         measured_on = f"SST-2 dev (selection), {row['n']} examples"
         d = figure["changed_words"]
         definition = "every word within its perturbation set" if d is None else f"{d} changed word{'s' * (d > 1)}"
-        assert cells[:5] == [row["method"], measured_on, accuracy, str(row["n"]), f"{row['defense']}: {definition}"]
-        assert cells[5] == "4 / 10 / 90%"
+        assert cells[:4] == [row["method"], measured_on, accuracy, str(row["n"])]
+        vote = row["vote_accuracy"]
+        low, high = vote["ci95"]
+        assert cells[4:6] == [f"{100 * vote['accuracy']:.1f} [{100 * low:.1f}, {100 * high:.1f}]", str(vote["n"])]
+        assert cells[6:] == [f"{row['defense']}: {definition}", "4 / 10 / 90%"]
     html = (certified_bench / "report" / "report.html").read_text()
     assert 'data-section="certified"' in html and "<h3>Certified accuracy</h3>" in html
 
@@ -115,3 +123,32 @@ def test_a_report_without_certificates_has_no_certified_entry_or_table(tmp_path)
     assert "certified" not in summary
     assert "Certified accuracy" not in (tmp_path / "report" / "report.md").read_text()
     assert 'data-section="certified"' not in (tmp_path / "report" / "report.html").read_text()
+
+
+def _certify(folder: Path, certified: dict) -> None:
+    """Give a hand-written eval run a `certified` entry, as `robustft eval --certify` writes it."""
+    path = folder / "metrics.json"
+    path.write_text(json.dumps(json.loads(path.read_text()) | {"certified": certified}))
+
+
+def test_the_certified_table_shows_the_vote_classifiers_clean_accuracy_and_a_dash_for_older_runs(tmp_path):
+    runs = write_fixture_runs(tmp_path / "bench")
+    labels = [i % 2 for i in range(20)]
+    setting = {"defense": "safer", "definition": "any swap", "samples": 10, "alpha": 0.1, "confidence": 0.9}
+    for seed in (0, 1):  # the plain evals' examples and predictions: the plain runs count, these only certify
+        folder = write_eval(runs, f"eval-std-s{seed}-certify", train_config(seed=seed), "sst2", "dev", labels, labels)
+        certified = setting | {"n": 20, "accuracy": {"accuracy": 0.45, "n": 20, "correct": 9, "ci95": [0.26, 0.66]}}
+        if seed == 0:  # seed 1 was certified before metrics.json recorded the vote classifier
+            vote = {"accuracy": 0.85, "n": 20, "correct": 17, "ci95": [0.64, 0.95]}
+            certified |= {"vote_accuracy": vote, "vote_accuracy_definition": "the majority vote's clean accuracy"}
+        _certify(folder, certified)
+    build_report([runs], tmp_path / "report", plots=False)
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    section = markdown.split("## Certified accuracy\n", 1)[1].split("\n## ", 1)[0]
+    assert "clean accuracy of the certified (vote) classifier % [95% CI]" in section
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "safer:" in line]
+    assert len(rows) == 2
+    # 17 of 20, Wilson at z = 1.96: centre (0.85 + z^2/40) / (1 + z^2/20) = 0.7936, half-width
+    # z sqrt(0.85 * 0.15 / 20 + z^2 / 1600) / (1 + z^2/20) = 0.1540: [63.96, 94.76]%
+    assert "| 45.0 [25.8, 65.8] | 20 | 85.0 [64.0, 94.8] | 20 | safer:" in rows[0]
+    assert "| 45.0 [25.8, 65.8] | 20 | - | - | safer:" in rows[1]

@@ -71,6 +71,14 @@ def test_a_one_seed_paired_difference_is_the_paired_t_over_examples_and_never_a_
     assert same["ci95"] == pytest.approx([-upper, upper]) and upper > 0.1
 
 
+def test_a_one_seed_paired_difference_of_few_examples_stays_within_minus_1_and_1():
+    # differences 0 and -1: mean -0.5, sd sqrt(0.5), t(0.975, 1) = 12.71, so the t-interval is
+    # -0.5 +- 12.71 * 0.5 = [-6.85, 5.85]; a difference of two accuracies lies in [-1, 1]
+    assert stats.paired_comparison([1, 0], [1, 1])["ci95"] == [-1.0, 1.0]
+    low, high = stats.paired_comparison([1, 1, 0, 1], [1, 1, 1, 1])["ci95"]  # -0.25 +- 3.18 * 0.25: [-1.05, 0.55]
+    assert low == -1.0 and high == pytest.approx(-0.25 + 3.182446305284263 * 0.25)
+
+
 def test_bootstrap_mean_interval_resamples_like_index_resampling():
     # The multinomial shortcut must give the spread of plain index resampling: the standard error of the
     # mean of n values is std/sqrt(n), so the 95% interval of 0..9 repeated (n = 1000) is about +-0.178.

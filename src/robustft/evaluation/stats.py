@@ -121,7 +121,10 @@ def paired_comparison(
 
 def _one_seed_interval(d: np.ndarray) -> list[float]:
     if len(d) > 1:
-        return paired_difference_over_seeds([d])["ci95"]
+        # A difference of accuracies lies in [-1, 1]; the t-interval of a few examples does not (0 and -1 give
+        # [-6.85, 5.85]). Clipped here, not in `intervals`, whose ci95 width `frontier.p_below_zero` inverts.
+        low, high = paired_difference_over_seeds([d])["ci95"]
+        return [max(low, -1.0), min(high, 1.0)]
     half = wilson_interval(0, 1)[1]  # one example: nothing to estimate a spread from
     return [max(float(d[0]) - half, -1.0), min(float(d[0]) + half, 1.0)]
 

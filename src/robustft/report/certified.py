@@ -3,7 +3,9 @@ read from its metrics.json `certified` entry (evaluation/certify.py's `certified
 
 Each figure is the share of examples whose true label the ensemble provably keeps, with n and the same 95%
 interval over examples as every other run's accuracy in the report (`stats.accuracy_from_counts`: Wilson's, from
-the count alone, so 0 of n keeps a width). RanMASK has one figure per number of changed words d in RADII."""
+the count alone, so 0 of n keeps a width). RanMASK has one figure per number of changed words d in RADII. Beside
+them, the clean accuracy of the majority-vote classifier the certificate certifies (`vote_accuracy`, the same
+interval; None for runs certified before metrics.json carried it)."""
 
 from __future__ import annotations
 
@@ -46,6 +48,8 @@ def _row(run: Run, label: str, method: dict) -> dict:
         **{k: cert.get(k) for k in SETTING_KEYS},
         "copies": (run.metrics.get("ensemble") or {}).get("copies"),
         "figures": _figures(run, cert),
+        "vote_accuracy": _vote_accuracy(run, cert),
+        "vote_accuracy_definition": cert.get("vote_accuracy_definition"),
         **({"mean_radius": cert["mean_radius"]} if "mean_radius" in cert else {}),
     }
 
@@ -59,3 +63,13 @@ def _figures(run: Run, cert: dict) -> list[dict]:
             raise DataFormatError(run.path / "metrics.json", None, f"certified accuracy at d={d} has no correct and n")
         out.append({"changed_words": None if d is None else int(d), **accuracy_from_counts(acc["correct"], acc["n"])})
     return sorted(out, key=lambda f: f["changed_words"] or 0)  # metrics.json's keys are strings: "10" < "2"
+
+
+def _vote_accuracy(run: Run, cert: dict) -> dict | None:
+    """{"accuracy", "n", "correct", "ci95" (Wilson's)} of the certified vote classifier; None where not recorded."""
+    acc = cert.get("vote_accuracy")
+    if acc is None:
+        return None
+    if not isinstance(acc, dict) or "correct" not in acc or "n" not in acc:
+        raise DataFormatError(run.path / "metrics.json", None, "certified vote_accuracy has no correct and n")
+    return accuracy_from_counts(acc["correct"], acc["n"])
