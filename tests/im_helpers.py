@@ -90,3 +90,15 @@ def assert_weight_gradient_matches_finite_differences(model, enc, eps: float, we
     numeric = (up - down) / (2 * eps)
     assert torch.isclose(analytic, numeric, rtol=1e-5, atol=1e-9)
     assert all(s["diverged"] == 0 for s in im_stats(model).values())
+
+
+class Cubic(torch.nn.Module):
+    """A toy residual layer whose solve contracts for small inputs and overflows for large ones."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.tensor(0.5))
+        self.c = torch.nn.Parameter(torch.tensor(0.1))
+
+    def forward(self, u, attention_mask=None):
+        return self.a * u + self.c * u.pow(3)

@@ -5,7 +5,7 @@ these checks catch."""
 import pytest
 import torch
 
-from im_helpers import assert_weight_gradient_matches_finite_differences, batch
+from im_helpers import Cubic, assert_weight_gradient_matches_finite_differences, batch
 from robustft.errors import ConfigError
 from robustft.models import im_layer
 from robustft.models.factory import tiny_bert
@@ -107,28 +107,16 @@ def test_forward_values_do_not_change_and_adversaries_get_the_unrolled_gradient(
             assert all(s["last_adjoint_residual"] == [] for s in im_stats(model).values())
 
 
-class _Cubic(torch.nn.Module):
-    """A toy residual layer whose solve contracts for small inputs and overflows for large ones."""
-
-    def __init__(self):
-        super().__init__()
-        self.a = torch.nn.Parameter(torch.tensor(0.5))
-        self.c = torch.nn.Parameter(torch.tensor(0.1))
-
-    def forward(self, u, attention_mask=None):
-        return self.a * u + self.c * u.pow(3)
-
-
 @pytest.mark.parametrize("grad", ["implicit", "adaptive"])
 def test_a_diverged_row_keeps_the_explicit_gradient_and_spares_the_others(grad):
-    layer = _Cubic()
-    layer.__class__ = im_layer.implicit_class(_Cubic)
+    layer = Cubic()
+    layer.__class__ = im_layer.implicit_class(Cubic)
     layer.im_settings = ImSettings(K=3, grad=grad, solver="anderson", converged_tol=1.0)
     layer.im_stats = im_layer.ImLayerStats(layer=1)
 
     def grads(h, explicit=False):
         layer.zero_grad(set_to_none=True)
-        (_Cubic.forward(layer, h) if explicit else layer(h)).pow(2).sum().backward()
+        (Cubic.forward(layer, h) if explicit else layer(h)).pow(2).sum().backward()
         return torch.stack([layer.a.grad, layer.c.grad])
 
     torch.manual_seed(0)

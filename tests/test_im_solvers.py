@@ -4,7 +4,7 @@ divergence fallback, exact gradients, settings round-trip."""
 import pytest
 import torch
 
-from im_helpers import TEXTS, assert_weight_gradient_matches_finite_differences, batch, logits
+from im_helpers import TEXTS, Cubic, assert_weight_gradient_matches_finite_differences, batch, logits
 from robustft.errors import ConfigError
 from robustft.models.factory import load_classifier, tiny_bert
 from robustft.models.im import ImSettings, convert, encoder_layers, im_stats, settings_of
@@ -148,21 +148,9 @@ def test_unrolled_gradients_match_finite_differences(solver):
     assert res[-1] < 0.9 * res[0]  # the solve really moved, so the gradient runs through it
 
 
-class _Cubic(torch.nn.Module):
-    """A toy residual layer whose solve contracts for small inputs and overflows for large ones."""
-
-    def __init__(self):
-        super().__init__()
-        self.a = torch.nn.Parameter(torch.tensor(0.5))
-        self.c = torch.nn.Parameter(torch.tensor(0.1))
-
-    def forward(self, u, attention_mask=None):
-        return self.a * u + self.c * u.pow(3)
-
-
 def _cubic_im(grad, solver):
-    layer = _Cubic()
-    layer.__class__ = implicit_class(_Cubic)
+    layer = Cubic()
+    layer.__class__ = implicit_class(Cubic)
     layer.im_settings = ImSettings(K=3, eta=0.2, grad=grad, solver=solver)
     layer.im_stats = ImLayerStats(layer=1)
     return layer
@@ -170,7 +158,7 @@ def _cubic_im(grad, solver):
 
 def _param_grads(layer, h, explicit=False):
     layer.zero_grad(set_to_none=True)
-    out = _Cubic.forward(layer, h) if explicit else layer(h)  # the explicit step: F(h) in the increment form
+    out = Cubic.forward(layer, h) if explicit else layer(h)  # the explicit step: F(h) in the increment form
     out.pow(2).sum().backward()
     return torch.stack([layer.a.grad, layer.c.grad])
 
@@ -197,7 +185,7 @@ def test_a_row_that_cannot_be_solved_keeps_the_explicit_step_and_spares_the_othe
         # jfb's gradient at the point it stayed at, like any other row)
         assert torch.allclose(together, alone + _param_grads(layer, bad, explicit=True), rtol=1e-5)
     with torch.no_grad():
-        assert torch.equal(layer(bad), _Cubic.forward(layer, bad))
+        assert torch.equal(layer(bad), Cubic.forward(layer, bad))
 
 
 def test_anderson_fallback_raises_when_asked():
