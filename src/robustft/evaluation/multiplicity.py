@@ -23,17 +23,17 @@ def holm(p_values: Mapping[str, float], alpha: float = FAMILYWISE) -> dict[str, 
     for name, p in p_values.items():
         if not (isinstance(p, int | float) and not math.isnan(p) and 0 <= p <= 1):
             raise StatisticsInputError(f"p-value of {name} must lie in [0, 1], got {p!r}")
-    ordered = sorted(p_values, key=lambda name: p_values[name])
+    levels = holm_thresholds(p_values, alpha)
     rejected = dict.fromkeys(p_values, False)
-    m = len(ordered)
-    for k, name in enumerate(ordered):
-        if p_values[name] > alpha / (m - k):
+    for name in levels:  # in Holm's order
+        if p_values[name] > levels[name]:
             break  # step-down: every larger p-value stays unrejected
         rejected[name] = True
     return rejected
 
 
 def holm_thresholds(p_values: Mapping[str, float], alpha: float = FAMILYWISE) -> dict[str, float]:
-    """The level each component's p-value is compared with in Holm's order (alpha / (m - rank)), for reporting."""
+    """The level each component's p-value is compared with, in Holm's order (alpha / (m - rank)): what `holm`
+    tests and the report prints."""
     ordered = sorted(p_values, key=lambda name: p_values[name])
     return {name: alpha / (len(ordered) - k) for k, name in enumerate(ordered)}
