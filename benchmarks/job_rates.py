@@ -40,8 +40,11 @@ from common import load_average, save, sync
 from robustft import runs, runtime
 from robustft.atomic import atomic_write_json
 from robustft.bench import pricing
+from robustft.bench.costs import resolved, work_of
 from robustft.bench.plan import plan
 from robustft.bench.presets import bench_config
+from robustft.bench.pricing.rates import read_rates
+from robustft.bench.pricing.work import forward_cost, step_seconds
 from robustft.config import explicit_keys
 from robustft.data.tasks import load_examples
 from robustft.models.factory import load_classifier
@@ -89,21 +92,21 @@ def eval_rate(train_cfg, run: Path, n: int) -> float:
     return len(examples) / (time.perf_counter() - start)
 
 
-def unit_rates(full, train_rate: float, scoring_rate: float, shipped: pricing.Rates) -> tuple[float, float]:
-    """The measured rates of a cell (`full`: its config, preset applied) in the units of the rates file: standard
-    short-text training examples/s, and plain short-text forwards/s."""
-    train_unit = train_rate * pricing.step_seconds(full, shipped) * shipped.train_examples_per_s
-    return train_unit, scoring_rate * pricing.forward_cost(full.task, full, shipped)
+def unit_rates(work, train_rate: float, scoring_rate: float, shipped: pricing.Rates) -> tuple[float, float]:
+    """The measured rates of a cell (`work`: its training, as pricing takes it) in the units of the rates file:
+    standard short-text training examples/s, and plain short-text forwards/s."""
+    train_unit = train_rate * step_seconds(work, shipped) * shipped.train_examples_per_s
+    return train_unit, scoring_rate * forward_cost(work, shipped)
 
 
 def cell_row(job, evals: list, args, out: Path, shipped: pricing.Rates) -> dict:
-    full = pricing.with_preset(job.config)
+    full, work = resolved(job.config)[0], work_of("train", job.config)
     metrics = short_train(job.config, full.batch_size, args.steps, out / "train", args.model)
     scoring = eval_rate(full, out / "train", args.eval_n)
-    train_unit, eval_unit = unit_rates(full, metrics["train_examples_per_s"], scoring, shipped)
+    train_unit, eval_unit = unit_rates(work, metrics["train_examples_per_s"], scoring, shipped)
     here = dataclasses.replace(shipped, train_examples_per_s=train_unit, eval_examples_per_s=eval_unit)
-    seconds = pricing.seconds("train", job.config, rates=here)
-    seconds += sum(pricing.seconds("eval", e.config, job.config, here) for e in evals)
+    seconds = pricing.seconds(work, here)
+    seconds += sum(pricing.seconds(work_of("eval", e.config, job.config), here) for e in evals)
     return {
         "job": job.id,
         "method": full.method,
@@ -120,8 +123,8 @@ def cell_row(job, evals: list, args, out: Path, shipped: pricing.Rates) -> dict:
         "unit_rates": {"train_examples_per_s": round(train_unit, 1), "eval_examples_per_s": round(eval_unit, 1)},
         "full_cell": {
             "epochs": full.epochs,
-            "n_train": pricing.train_size(full),
-            "eval_n": sum(pricing.examples_of(e.config) for e in evals),
+            "n_train": work.examples,
+            "eval_n": sum(work_of("eval", e.config).examples for e in evals),
         },
         "expected_hours": round(seconds / 3600, 2),
     }
@@ -163,12 +166,12 @@ def main() -> None:
 
     jobs = plan(bench_config(args.bench), args.only, args.skip).chosen
     cells = [j for j in jobs if j.kind == "train"]
-    shipped = pricing.read_rates(pricing.RATES_FILE)
+    shipped = read_rates(pricing.RATES_FILE)
     load_before = load_average()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         warm = cells[0].config
-        short_train(warm, pricing.with_preset(warm).batch_size, 5, Path(tmp) / "warm-up", args.model)
+        short_train(warm, resolved(warm)[0].batch_size, 5, Path(tmp) / "warm-up", args.model)
         for i, job in enumerate(cells):
             evals = [j for j in jobs if j.kind == "eval" and j.cell == job.id]
             rows.append(cell_row(job, evals, args, Path(tmp) / f"cell{i}", shipped))

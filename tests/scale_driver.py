@@ -14,7 +14,7 @@ import torch
 
 from robustft import cli
 from robustft.training import loop
-from robustft.training.objectives.base import OBJECTIVES, build_objective
+from robustft.training.objectives import OBJECTIVES, build_objective
 
 
 def digest(modules: dict) -> str:

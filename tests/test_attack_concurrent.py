@@ -33,14 +33,10 @@ def tok():
     return tiny_bert(num_labels=2, seed=0)[1]
 
 
-def attack_all(
-    tmp_path, tok, concurrent, model=None, recipe="textfooler", keep_seconds=False, force_sharing=False, **overrides
-):
+def attack_all(tmp_path, tok, concurrent, model=None, recipe="textfooler", keep_seconds=False, **overrides):
     model = model or KeywordModel(tok)
     victim = Victim(model, tok, "sst2", precision=overrides.pop("precision", "fp32"))
     attack = build_attack(recipe, victim, overrides={"similarity": None, **overrides})
-    if force_sharing:
-        attack.search.shares_calls = True
     cfg = AttackConfig(model="keyword", recipe=recipe, n=len(EXAMPLES))
     folder = tmp_path / f"{recipe}-{concurrent}-{len(list(tmp_path.iterdir()))}"
     with runs.open_run(folder, cfg, {"examples": "fixed"}) as run:
@@ -76,13 +72,11 @@ def test_each_example_keeps_its_own_query_budget_when_calls_are_shared(tmp_path,
     assert any("query budget exhausted" in r["reason"] for r in shared)
 
 
-def test_the_genetic_search_runs_one_example_at_a_time_and_keeps_its_state_per_example(tmp_path, tok):
+def test_the_genetic_search_shares_calls_and_keeps_its_state_per_example(tmp_path, tok):
     args = {"recipe": "genetic", "lm_scorer": None, "neighbours": "wordnet", "population": 6, "generations": 3}
     serial, one = attack_all(tmp_path, tok, 1, **args)
-    default, default_model = attack_all(tmp_path, tok, 4, **args)
-    assert default == serial and default_model.calls == one.calls  # not shared: nothing to gain (population calls)
-    shared, many = attack_all(tmp_path, tok, 4, force_sharing=True, **args)
-    assert shared == serial and many.calls < one.calls  # when shared anyway, each example keeps its own state
+    shared, many = attack_all(tmp_path, tok, 4, **args)
+    assert shared == serial and many.calls < one.calls  # shared by default, each example keeps its own state
 
 
 class Bf16FlipOnNice(KeywordModel):

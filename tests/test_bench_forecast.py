@@ -3,8 +3,8 @@ order, with evaluations and attacks waiting for their model's training."""
 
 import pytest
 
-from robustft.bench.forecast import describe_wall_time, wall_seconds
 from robustft.bench.matrix import Job
+from robustft.bench.pricing.forecast import describe_wall_time, wall_seconds
 
 
 def job(id_: str, kind: str = "train", cell: str | None = None) -> Job:
@@ -49,7 +49,7 @@ def test_nothing_left_takes_no_time():
 
 
 def test_the_forecast_names_the_wall_time_only_for_several_workers(monkeypatch):
-    from robustft.bench import forecast
+    from robustft.bench.pricing import forecast
 
     monkeypatch.setattr(forecast, "slowdown", lambda threads: 1.5)
     jobs = cell("a") + cell("b")
@@ -65,7 +65,7 @@ def test_one_worker_or_fewer_runs_the_jobs_one_after_another(workers):
 
 
 def test_the_forecast_says_when_it_would_end_from_a_start_time(monkeypatch):
-    from robustft.bench import forecast
+    from robustft.bench.pricing import forecast
 
     monkeypatch.setattr(forecast, "slowdown", lambda threads: 1.0)
     start = 1_796_000_000.0  # 2026-11-30 00:53:20 UTC

@@ -5,11 +5,12 @@ import json
 
 import pytest
 
-from robustft.bench.calibrate import slowdown
-from robustft.bench.forecast import describe_jobs
+from robustft.bench.costs import expected_seconds, price_jobs, priced
 from robustft.bench.matrix import expand
-from robustft.bench.pricing import expected_seconds
-from robustft.bench.progress import seconds_left
+from robustft.bench.plan import status
+from robustft.bench.pricing import seconds_left
+from robustft.bench.pricing.forecast import describe_jobs
+from robustft.bench.pricing.rates import slowdown
 from test_bench import tiny_bench
 
 
@@ -34,11 +35,11 @@ def checkpointed(job, examples: int, train_time_s: float) -> None:
 
 def test_a_resumed_training_has_its_checkpoint_s_rate_times_the_examples_it_has_left(tmp_path):
     train = next(j for j in jobs_of(tmp_path) if j.kind == "train")
-    assert seconds_left(train) is None  # nothing ran: the estimate prices it
+    assert seconds_left(priced(train)) is None  # nothing ran: the estimate prices it
     started(train, threads=1)
-    assert seconds_left(train) is None  # started, no checkpoint yet
+    assert seconds_left(priced(train)) is None  # started, no checkpoint yet
     checkpointed(train, examples=8, train_time_s=40.0)  # 5 s an example on one thread; 3 x 32 - 8 to go
-    assert seconds_left(train) == pytest.approx(5.0 * 88 / slowdown(1))
+    assert seconds_left(priced(train)) == pytest.approx(5.0 * 88 / slowdown(1))
 
 
 def test_a_partly_run_attack_has_its_mean_seconds_an_example_times_those_left_and_a_torn_line_is_left_alone(
@@ -48,7 +49,7 @@ def test_a_partly_run_attack_has_its_mean_seconds_an_example_times_those_left_an
     started(attack, threads=2)
     examples = attack.folder / "examples.jsonl"
     examples.write_text(json.dumps({"index": 0, "seconds": 3.0}) + '\n{"index": 1, "seco')  # still being written
-    assert seconds_left(attack) == pytest.approx(3.0 * 1 / slowdown(2))
+    assert seconds_left(priced(attack)) == pytest.approx(3.0 * 1 / slowdown(2))
     assert examples.read_text().endswith('"seco')  # only read: the running attack owns the file
 
 
@@ -57,7 +58,8 @@ def test_the_job_list_shows_a_partly_run_job_at_its_own_rate_and_the_rest_at_the
     train = next(j for j in jobs if j.kind == "train")
     started(train, threads=2)
     checkpointed(train, examples=1, train_time_s=600.0)  # 10 minutes an example: far from any estimate
-    listed = describe_jobs(jobs, jobs, {}).splitlines()
+    here = price_jobs(jobs, jobs, {})
+    listed = describe_jobs([(status(j), s, j.id) for j, s in zip(jobs, here, strict=True)], {}).splitlines()
     estimate = expected_seconds(jobs, jobs)
     assert f"partial  {600.0 * 95 / slowdown(2) / 60:8.1f}  {train.id}" in listed
     other = next(i for i, j in enumerate(jobs) if j.kind == "train" and j is not train)

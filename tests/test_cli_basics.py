@@ -88,7 +88,7 @@ def test_eval_says_where_it_wrote_and_warns_at_majority_level(tiny_model_dir, tm
     argv = ["eval", "--model", tiny_model_dir, "--task", "sst2", "--split", "dev", "-n", "40", "--precision", "fp32"]
     code, stdout, err = run([*argv, "--progress", "false", "--output_dir", str(out)], capsys)
     assert code == 0 and f"run folder {out}" in err
-    metrics = __import__("json").loads(stdout)
+    metrics = __import__("json").loads((out / "metrics.json").read_text())  # stdout: one summary line
     assert ("majority-class baseline" in err) == at_majority_level(metrics)
     code, _, err = run([*argv, "--progress", "false", "--output_dir", str(out)], capsys)
     assert code == 0 and "(reused)" in err and f"run folder {out}" in err

@@ -1,4 +1,4 @@
-"""scripts/cpu_queue.sh names studies that exist: each entry a bench config or preset the bench accepts, with its
+"""studies/cpu_queue.sh names studies that exist: each entry a bench config or preset the bench accepts, with its
 --skip patterns selecting jobs it really has (a renamed config or method would otherwise stop the queue mid-way)."""
 
 import re
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def queued_studies() -> list[list[str]]:
-    text = (ROOT / "scripts" / "cpu_queue.sh").read_text(encoding="utf-8")
+    text = (ROOT / "studies" / "cpu_queue.sh").read_text(encoding="utf-8")
     block = re.search(r"^STUDIES=\((.*?)^\)", text, re.S | re.M).group(1)
     return [shlex.split(line.strip().strip('"')) for line in block.splitlines() if line.strip()]
 

@@ -18,7 +18,7 @@ def files_under(folder):
 
 
 def test_a_finished_run_keeps_its_best_model_and_no_optimizer_state(tiny_model_dir, tmp_path):
-    run = loop.train(config(tiny_model_dir, tmp_path / "run"), progress=False)
+    run = loop.train(config(tiny_model_dir, tmp_path / "run"), progress=False).path
     assert (run / "best" / "model.safetensors").is_file()
     assert not (run / "checkpoint").exists() and not (run / "checkpoint.old").exists()
     assert not [f for f in files_under(run) if "optimizer" in f]
@@ -26,7 +26,7 @@ def test_a_finished_run_keeps_its_best_model_and_no_optimizer_state(tiny_model_d
 
     written = (run / "best" / "model.safetensors").stat().st_mtime_ns
     again = loop.train(config(tiny_model_dir, tmp_path / "run"), resume=True, progress=False)
-    assert again == run and (run / "best" / "model.safetensors").stat().st_mtime_ns == written  # reused
+    assert again.path == run and (run / "best" / "model.safetensors").stat().st_mtime_ns == written  # reused
     assert json.loads((run / "metrics.json").read_text())["epochs_run"] == 2
 
 

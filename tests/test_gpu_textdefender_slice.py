@@ -1,6 +1,6 @@
 """configs/textdefender-sst2-mpnet.yaml is textdefender-sst2's protocol on another backbone (issue 64 item 5): every
 bench file builds its plan, the slice keeps the table's settings but model, precision, seeds and the methods it
-leaves out, and scripts/gpu_textdefender_mpnet.sh's per-method globs select real jobs, each job exactly once."""
+leaves out, and studies/gpu_textdefender_mpnet.sh's per-method globs select real jobs, each job exactly once."""
 
 import re
 from pathlib import Path
@@ -45,7 +45,7 @@ def test_the_slice_is_the_table_s_protocol_on_mpnet():
 
 def test_the_script_runs_every_job_of_the_slice_once_method_by_method(monkeypatch):
     monkeypatch.chdir(ROOT)
-    script = (ROOT / "scripts" / "gpu_textdefender_mpnet.sh").read_text(encoding="utf-8")
+    script = (ROOT / "studies" / "gpu_textdefender_mpnet.sh").read_text(encoding="utf-8")
     assert f"config={SLICE}" in script
     methods = re.search(r"^methods=\(([^)]*)\)", script, re.M).group(1).split()
     cfg = bench_config(SLICE, [])

@@ -294,18 +294,15 @@ def test_a_run_that_leaves_the_gradient_out_records_the_default_and_never_matche
     """The default gradient changed (explicit -> unrolled): a folder trained with `{"arch": "im"}` before must not
     hash equal to one trained now, or resuming would mix two gradients in one model."""
     from robustft.config import TrainConfig, config_hash
+    from robustft.models.im_settings import pinned_gradient
 
     today = TrainConfig(arch="im", im={"K": 10})
-    today.validate()
+    today.im = pinned_gradient(today)  # as train does before it hashes the run
     assert today.im == {"K": 10, "grad": "unrolled"}
     before = TrainConfig(arch="im", im={"K": 10})  # what such a config hashed as before the gradient was written down
     assert config_hash(today) != config_hash(before)
-    explicit = TrainConfig(arch="im", im={"grad": "explicit"})
-    explicit.validate()
-    assert explicit.im == {"grad": "explicit"}
-    plain = TrainConfig(im={"K": 3})  # a plain model ignores its im settings
-    plain.validate()
-    assert plain.im == {"K": 3}
+    assert pinned_gradient(TrainConfig(arch="im", im={"grad": "explicit"})) == {"grad": "explicit"}
+    assert pinned_gradient(TrainConfig(im={"K": 3})) == {"K": 3}  # a plain model ignores its im settings
 
 
 def test_an_encoder_whose_layers_are_shared_is_refused_by_name():

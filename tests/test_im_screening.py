@@ -1,10 +1,10 @@
-"""robustft.publish.im_screening: the pick rule (converged, damps more than its matched EX, one per
+"""studies.im_screening: the pick rule (converged, damps more than its matched EX, one per
 architecture) and resuming from a results file cut by a kill."""
 
 import json
 
-from robustft.publish.im_screening.records import append, damping_vs_ex, ranked, read
-from robustft.publish.im_screening.settings import key
+from studies.im_screening.records import append, damping_vs_ex, ranked, read
+from studies.im_screening.settings import key
 
 
 def record(setting, swap, noise, end=None, diverged=0):

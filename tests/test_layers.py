@@ -1,8 +1,10 @@
 """The package's imports point down the layers and never run in a circle (read from the source with `ast`).
 
 Layers, bottom to top: ground (errors, atomic, clock, config, resources, runtime, runs) -> data -> models ->
-adversary -> defenses (SAFER, RanMASK, DNE: noise, ensemble, certificate) -> training | attacks | evaluation (side
-by side, never importing each other) -> report -> bench -> publish -> cli.
+adversary -> defenses (SAFER, RanMASK, DNE: noise, ensemble, certificate) -> verbs (their shared skeleton) ->
+training | attacks | evaluation (side by side, never importing each other) -> report -> bench | results (the
+re-check of committed runs) -> cli.
+The project's own studies (studies/, beside the package) may import anything of robustft; robustft never imports them.
 The report reads run folders and needs nothing of the bench; a bench builds its report when its jobs are done, so
 `robustft.bench(cfg)` does what `robustft bench` does. Function-level imports count too: a lazy import is still a
 dependency.
@@ -20,14 +22,15 @@ LAYERS = {
     "models": 2,
     "adversary": 3,
     "defenses": 4,  # the ensemble defenses: training, the attacks' victim and the certificate all use them
+    "verbs": 4.5,  # the skeleton train, evaluate, attack and probe share (resolve, inherit, digests, open, log)
     "training": 5,
     "attacks": 5,
     "evaluation": 5,
     "report": 6,
     "bench": 7,
-    "publish": 8,  # results as data: reads benches, builds reports
-    "cli": 9,
-    "__init__": 9,
+    "results": 7,  # results as data: re-checks committed runs against the reports the code builds
+    "cli": 8,
+    "__init__": 8,
 }
 
 
@@ -105,6 +108,17 @@ def test_no_import_cycles():
         if node not in state:
             visit(node, [node])
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_the_library_never_imports_the_studies():
+    """studies/ is this project's notebook, not shipped in the wheel: an import of it from src would fail for users."""
+    offenders = []
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{module_name(path)} -> {n}" for n in names if n.split(".")[0] == "studies"]
+    assert not offenders, "the library imports studies/:\n" + "\n".join(offenders)
 
 
 @pytest.mark.parametrize("bad", ["robustft.training.loop", "robustft.attacks.victim"])

@@ -58,7 +58,7 @@ def test_existing_run_folder_is_reused_or_refused_never_overwritten_silently(tin
     cfg = small_config(tiny_model_dir, tmp_path / "run", epochs=1)
     loop.train(cfg, progress=False)
     written = (tmp_path / "run" / "best" / "model.safetensors").stat().st_mtime_ns
-    assert loop.train(small_config(tiny_model_dir, tmp_path / "run", epochs=1), progress=False) == tmp_path / "run"
+    assert loop.train(small_config(tiny_model_dir, tmp_path / "run", epochs=1), progress=False).path == tmp_path / "run"
     assert (tmp_path / "run" / "best" / "model.safetensors").stat().st_mtime_ns == written  # reused, not retrained
     with pytest.raises(ConfigError, match="--resume"):
         loop.train(small_config(tiny_model_dir, tmp_path / "run", epochs=1, seed=5), progress=False)
@@ -188,7 +188,7 @@ def test_user_errors_print_one_line_without_traceback(tmp_path):
 
 
 def test_objective_hooks_epoch_start_and_per_module_weight_decay(tiny_model_dir, tmp_path, monkeypatch):
-    from robustft.training.objectives.base import OBJECTIVES
+    from robustft.training.objectives import OBJECTIVES
 
     seen, built = [], {}
 
@@ -218,3 +218,35 @@ def test_objective_hooks_epoch_start_and_per_module_weight_decay(tiny_model_dir,
     rates = {id(p): g["weight_decay"] for g in built["optimizer"].param_groups for p in g["params"]}
     objective_params = [p for g in built["optimizer"].param_groups for p in g["params"] if p.shape == (2, 2)]
     assert [rates[id(p)] for p in objective_params] == [0.5]  # the head's weight; its bias gets no decay
+
+
+def test_a_training_resolves_its_method_once(tiny_model_dir, tmp_path, monkeypatch):
+    """The objective is built once (it was also built and thrown away to check the name) and its preset read once;
+    config.json records the deviations of that one resolution."""
+    from robustft.training.objectives import OBJECTIVES
+
+    calls = {"built": 0, "preset": 0}
+
+    class Counted(Standard):
+        name = "test-counted"
+
+        def __init__(self):
+            calls["built"] += 1
+            super().__init__()
+
+        @classmethod
+        def preset(cls, task):
+            calls["preset"] += 1
+            return {"weight_decay": 0.5}
+
+        @classmethod
+        def deviations(cls, cfg):
+            return [f"weight decay {cfg.weight_decay}"]
+
+    monkeypatch.setitem(OBJECTIVES, "test-counted", Counted)
+    cfg = small_config(tiny_model_dir, tmp_path / "run", method="test-counted", epochs=1, n_train=16, n_dev=16)
+    run = loop.train(cfg, progress=False)
+    assert calls == {"built": 1, "preset": 1}
+    described = json.loads((run.path / "config.json").read_text())
+    assert described["deviations"] == ["weight decay 0.5"]  # read after the preset filled the key
+    assert described["preset"] == {"method": "test-counted", "applied": {"weight_decay": 0.5}}

@@ -1,4 +1,4 @@
-"""robustft.publish.pick_by_dev: a bench's methods compared on their selection data only, never before every seed
+"""studies.pick_by_dev: a bench's methods compared on their selection data only, never before every seed
 is in."""
 
 import json
@@ -8,7 +8,7 @@ import yaml
 
 from robustft.bench.matrix import expand
 from robustft.config import BenchConfig, apply_overrides
-from robustft.publish import pick_by_dev
+from studies import pick_by_dev
 
 
 def bench_file(tmp_path) -> Path:

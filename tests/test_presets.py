@@ -75,10 +75,10 @@ def test_adversarial_baselines_train_with_textdefenders_recipe():
 
 def test_a_preset_fills_only_the_keys_the_user_left_unset_and_is_recorded():
     from robustft.config import build_config
-    from robustft.training.loop import apply_preset
+    from robustft.training.method import resolve_method
 
     cfg = build_config(TrainConfig, [], ["method=rift-imdb", "task=imdb", "epochs=2", "method_args.beta=3"])
-    applied = apply_preset(cfg)
+    applied = resolve_method(cfg).applied
     assert (cfg.lr, cfg.batch_size, cfg.max_length, cfg.lr_schedule) == (2e-5, 32, 300, "constant")
     assert cfg.epochs == 2 and "epochs" not in applied  # the user's value wins
     assert cfg.method_args["beta"] == 3 and cfg.method_args["alpha"] == 0.1  # per key: the user's beta, the alpha
@@ -87,18 +87,18 @@ def test_a_preset_fills_only_the_keys_the_user_left_unset_and_is_recorded():
 
 def test_runs_record_how_the_method_departs_from_its_release():
     from robustft.config import build_config
-    from robustft.training.loop import apply_preset, run_notes
+    from robustft.training.method import resolve_method
 
     cfg = build_config(TrainConfig, [], ["method=rift-snli", "task=snli"])
-    notes = run_notes(cfg, apply_preset(cfg))
+    notes = resolve_method(cfg).notes()
     assert notes["preset"]["applied"]["max_grad_norm"] == 0.0
     assert any("clean dev accuracy" in d for d in notes["deviations"])
     assert any("grouped by length" in d for d in notes["deviations"])
     assert not any("clipped" in d for d in notes["deviations"])  # the release recipe does not clip, nor do we
     clipped = build_config(TrainConfig, [], ["method=rift", "task=sst2", "group_by_length=false"])
-    assert [d for d in run_notes(clipped, apply_preset(clipped))["deviations"] if "clipped" in d or "length" in d] == [
+    assert [d for d in resolve_method(clipped).notes()["deviations"] if "clipped" in d or "length" in d] == [
         "RIFT: gradients clipped at norm 1 (the release does not clip)"
     ]
     ascc = build_config(TrainConfig, [], ["method=ascc", "task=snli"])
-    assert len(run_notes(ascc, apply_preset(ascc))["deviations"]) == 2
-    assert run_notes(build_config(TrainConfig, [], ["task=sst2"]), {}) is None  # standard: nothing to record
+    assert len(resolve_method(ascc).notes()["deviations"]) == 2
+    assert resolve_method(build_config(TrainConfig, [], ["task=sst2"])).notes() is None  # standard: nothing to record

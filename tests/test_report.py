@@ -255,7 +255,7 @@ def test_report_is_the_same_when_built_twice(built, tmp_path):
     runs, out, _ = built
     build_report([runs], tmp_path, plots=False, html=False)
     assert (tmp_path / "report.json").read_bytes() == (out / "report.json").read_bytes()
-    from robustft.publish.recheck import without_plots  # the plot list is all that differs without plots
+    from robustft.results import without_plots  # the plot list is all that differs without plots
 
     assert without_plots((tmp_path / "report.md").read_text()) == without_plots((out / "report.md").read_text())
 
@@ -530,10 +530,11 @@ def _claims_summary(study=None):
 
 
 def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take():
-    from robustft.report.claims.paper_claims import claim_rows, joint_claim_rows
+    from robustft.report.claims import im_bert, rift
 
     summary = _claims_summary()
-    pgd, trades, ascc, low_adv, adv, low = claim_rows(summary)  # standard fine-tuning is no adversarial baseline
+    pgd, trades, ascc = rift.claim_rows(summary)  # standard fine-tuning is no adversarial baseline
+    low_adv, adv, low = im_bert.claim_rows(summary)
     assert ascc["compared"] == "rift - ascc" and ascc["status"] == "inconclusive"
     assert ascc["verdict"].startswith("inconclusive: if the observed -1.7 and spreads held, excluding 0 would take")
     assert str(ascc["ci95"][1]) == "0.0"  # an interval ending at 0 does not print as -0.0
@@ -550,15 +551,18 @@ def test_the_claims_answer_each_paper_with_its_sign_size_and_what_it_would_take(
     assert adv["claim"].endswith("on AdvGLUE") and "16/class" in low_adv["measured_on"]
 
     summary["claims"] = [pgd, trades, ascc, low_adv, adv, low]
-    (joint,) = joint_claim_rows(summary)  # RIFT against every baseline: it fails for two of three
+    (joint,) = rift.joint_claim_rows(summary)  # RIFT against every baseline: it fails for two of three
     assert joint["status"] == "no verdict" and joint["verdict"] == "no verdict: 2 of 3 components do not hold"
     assert joint["failing"] == {"no verdict": ["pgd/pwws"], "inconclusive": ["ascc/pwws"]}
     assert joint["matched_clean"] == "a verdict at matched clean accuracy needs a frontier study on snli (none written)"
 
 
 def test_no_verdict_from_one_seed_or_an_unfinished_study():
-    from robustft.report.claims.paper_claims import claim_rows
+    from robustft.report.claims import im_bert, rift
     from robustft.report.summary import standing
+
+    def claim_rows(summary):
+        return rift.claim_rows(summary) + im_bert.claim_rows(summary)
 
     summary = _claims_summary(standing(finished=False, why="still running, 147 of 189 jobs"))
     rows = claim_rows(summary)
@@ -617,7 +621,7 @@ def test_attacks_are_also_compared_on_the_examples_both_models_got_right_before(
 
 def test_the_anchors_note_names_the_backbones_the_methods_were_fine_tuned_from():
     """An MPNet study's report must not say its numbers are MiniLM's."""
-    from robustft.report.rendering.tables import anchors_table
+    from robustft.report.claims.anchors import anchors_table
 
     def note(*models):
         methods = {f"m{i}": {"model": model} for i, model in enumerate(models)}

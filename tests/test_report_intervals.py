@@ -13,7 +13,8 @@ from report_fixtures import train_config, write_eval
 from robustft.evaluation import intervals
 from robustft.report import build_report
 from robustft.report.certified import _figures
-from robustft.report.rendering.tables import evaluation_table, interval, overview_table, registered_table
+from robustft.report.claims.common import registered_table
+from robustft.report.rendering.tables import evaluation_table, interval, overview_table
 from robustft.report.summary import standing
 
 Z = 1.959963984540054
@@ -125,7 +126,7 @@ def test_a_registered_comparison_is_paired_over_seeds_and_listed(tmp_path):
 
 
 def test_an_advglue_row_names_the_majority_class_and_who_falls_below_it():
-    from robustft.report.rendering.tables import majority_words
+    from robustft.report.claims.common import majority_words
 
     both = {"accuracy": 0.514, "methods": {"im": 0.359, "bert": 0.417}}
     assert majority_words(both) == "majority class 51.4%; im 35.9, bert 41.7 (both below it)"

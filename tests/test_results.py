@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from report_fixtures import write_fixture_runs
-from robustft.publish.recheck import recheck
 from robustft.report import build_report
+from robustft.results import recheck
 from robustft.runs import export_run
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
@@ -77,8 +77,8 @@ def test_an_example_file_altered_with_its_metrics_is_caught_by_the_report(export
     intervals and verdicts are regenerated from the examples."""
     import gzip
 
-    from robustft.publish.recheck import check_run_metrics
     from robustft.report.folders import load_runs
+    from robustft.results import check_run_metrics
 
     folder = exported / "runs" / "attack-im-s0"
     lines = [json.loads(line) for line in gzip.open(folder / "examples.jsonl.gz", "rt")]
@@ -100,11 +100,11 @@ def test_an_example_file_altered_with_its_metrics_is_caught_by_the_report(export
 
 
 def test_the_results_page_and_preset_pages_are_generated_from_the_committed_reports():
-    from robustft.publish.results_page import load_presets, render_preset_page, render_results_page
+    from studies.results_page import load_presets, render_preset_page, render_results_page
 
     page = RESULTS.parent / "RESULTS.md"
     if not any(RESULTS.glob("*/report.md")):
-        pytest.skip("no preset published yet (robustft.publish.bench_results)")
+        pytest.skip("no preset published yet (studies.publish)")
     text = page.read_text(encoding="utf-8")
     assert text == render_results_page(RESULTS)
     for preset in load_presets(RESULTS):
@@ -131,7 +131,7 @@ def test_the_committed_results_page_opens_with_the_bottom_line_and_stays_short()
 
 
 def test_the_published_compute_time_sums_each_jobs_own_time_over_its_sessions(tmp_path):
-    from robustft.bench.calibrate import measured_seconds
+    from robustft.bench.costs import measured_seconds
 
     runs = write_fixture_runs(tmp_path / "bench")
     assert measured_seconds(runs / "train-std-s1") == 61.0  # the loop's time, accumulated across resumes
@@ -144,7 +144,7 @@ def test_the_published_compute_time_sums_each_jobs_own_time_over_its_sessions(tm
 def test_the_published_machine_names_every_machine_its_jobs_ran_on():
     """Runs from a CPU with native bf16 and one without give other weights and times: the results page must say
     which machine ran how many jobs, and which jobs did not record it."""
-    from robustft.publish.bench_results import machines
+    from studies.publish import machines
 
     epyc = {"cpu": "AMD EPYC", "arch": "x86_64", "cores": 2, "native_bf16": False, "gpu": None}
     xeon = {**epyc, "cpu": "Intel Xeon Platinum 8480+", "native_bf16": True}
@@ -162,7 +162,7 @@ def test_the_published_machine_names_every_machine_its_jobs_ran_on():
 
 
 def test_a_preset_whose_jobs_ran_on_several_commits_says_so():
-    from robustft.publish.results_page import how_it_ran
+    from studies.results_page import how_it_ran
 
     about = {"command": "robustft bench quick", "jobs": 3, "wall_minutes": None, "machine": "2 CPU cores"}
     about |= {"expected_minutes": 1.0, "git_commit": "abc1234"}
@@ -172,8 +172,8 @@ def test_a_preset_whose_jobs_ran_on_several_commits_says_so():
 
 
 def test_a_running_preset_gets_no_verdict_and_the_page_says_why(exported):
-    from robustft.publish.bench_results import rebuild
-    from robustft.publish.results_page import render_results_page
+    from studies.publish import rebuild
+    from studies.results_page import render_results_page
 
     about = {"command": "robustft bench quick", "jobs": 10, "finished": 4, "wall_minutes": None}
     about |= {"machine": "2 CPU cores", "expected_minutes": 1.0, "git_commit": "abc1234"}
@@ -194,7 +194,7 @@ def test_a_running_preset_gets_no_verdict_and_the_page_says_why(exported):
 def test_a_preset_that_reports_with_another_does_not_repeat_its_claims(exported):
     """im-lowresource-1000's report also reads the 16-shot runs: their claims are the 16-shot preset's, which the
     page must list once, under the preset that ran them."""
-    from robustft.publish.results_page import render_results_page
+    from studies.results_page import render_results_page
 
     about = {"command": "robustft bench quick", "jobs": 10, "wall_minutes": None, "machine": "2 CPU cores"}
     about |= {"expected_minutes": 1.0, "git_commit": "abc1234"}
@@ -233,7 +233,7 @@ def test_a_report_is_rechecked_against_the_baseline_its_bench_named(exported):
 def test_a_study_on_another_backbone_names_it_in_each_bottom_line_row(exported):
     """A reader of the bottom line must tell an MPNet row from a MiniLM one without opening the study: the backbone
     comes from the report's own methods, MiniLM (the default) unnamed."""
-    from robustft.publish.results_page import render_results_page
+    from studies.results_page import render_results_page
 
     about = {"command": "robustft bench quick", "jobs": 10, "wall_minutes": None, "machine": "2 CPU cores"}
     (exported / "published.json").write_text(json.dumps({**about, "expected_minutes": 1.0, "git_commit": "abc"}))

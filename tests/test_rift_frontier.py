@@ -8,11 +8,11 @@ import pytest
 from robustft.bench.matrix import expand
 from robustft.config import BenchConfig, build_config
 from robustft.evaluation import verdicts
-from robustft.publish.frontier_seeds import choose, extension_config
-from robustft.publish.results_page import Preset, bottom_line, study_table
 from robustft.report.claims.rift_frontier import add_frontier, frontiers, judge_components
-from robustft.report.rendering.plots import frontier_plot
-from robustft.report.rendering.tables import dominance_table, frontier_table, signed_interval
+from robustft.report.claims.rift_plugin import dominance_table, frontier_plot, frontier_table
+from robustft.report.rendering.tables import signed_interval
+from studies.frontier_seeds import choose, extension_config
+from studies.results_page import Preset, bottom_line, study_table
 
 PGD = {"im_adversary_grad": "exact", "init_mag": 0.05, "steps": 5}
 FREELB = {"im_adversary_grad": "exact", "init_mag": 0.05, "step_size": 0.03}

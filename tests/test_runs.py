@@ -23,7 +23,7 @@ from train_helpers import tiny_train_config
 def trained_run(tmp_path_factory, tiny_model_dir):
     out = tmp_path_factory.mktemp("runs") / "train64"
     cfg = tiny_train_config(tiny_model_dir, out, n_train=32, n_dev=32, max_length=64, batch_size=16, threads=1)
-    return robustft.train(cfg)
+    return robustft.train(cfg).path
 
 
 def attack_cfg(model, out, **kw):

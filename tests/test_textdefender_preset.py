@@ -88,9 +88,9 @@ def test_the_preset_is_listed_with_the_others(capsys):
 def test_once_published_its_section_says_its_rows_carry_no_verdict(tmp_path):
     """Published like any preset, its RESULTS.md section names the study and why it has no verdicts; unpublished
     (no report.md) it is not on the page at all."""
-    from robustft.publish.results_page import render_results_page
     from robustft.report import build_report
     from robustft.runs import export_run
+    from studies.results_page import render_results_page
 
     results = tmp_path / "results"
     (results / "textdefender").mkdir(parents=True)

@@ -87,6 +87,8 @@ def swap_folder(tmp: Path, folder: Path) -> None:
     old = folder.with_name(folder.name + ".old")
     with os_errors(folder, "replace"):
         for path in sorted(tmp.rglob("*"), reverse=True):  # files first, then their folders
+            if path.is_file():  # safetensors creates its file 0600: every file gets the mode `write_file` gives
+                os.chmod(path, 0o666 & ~umask())
             fsync_path(path)
         fsync_path(tmp)
         if old.exists():
@@ -96,6 +98,13 @@ def swap_folder(tmp: Path, folder: Path) -> None:
         os.rename(tmp, folder)
         fsync_path(folder.parent)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def umask() -> int:
+    """This process's umask (reading it means setting it: set back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def recover_folder(folder: Path) -> None:

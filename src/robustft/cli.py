@@ -91,18 +91,26 @@ def function(path: str):
 
 def call_verb(args) -> int:
     from robustft.config import VERB_CONFIGS, build_config
+    from robustft.verbs import check
 
-    cfg = build_config(VERB_CONFIGS[args.command], args.config or [], split_overrides(args.extra))
+    # the verb's own first step, done here too so that a forecast sees a user's data as its task
+    cfg = check(build_config(VERB_CONFIGS[args.command], args.config or [], split_overrides(args.extra)))
     if main_process():
+        from robustft.bench.verb_forecast import forecast_line
+
         show_log()
+        if forecast := forecast_line(args.command, cfg):
+            print(f"robustft: {forecast}", file=sys.stderr)
     result = function(VERBS[args.command][1])(cfg, resume=args.resume, overwrite=args.overwrite)
     if main_process():
+        from robustft.evaluation.stats import accuracy_text
+
         print(summary_line(args.command, result))
         if args.command == "eval" and at_majority_level(result):
             print(
-                f"robustft: warning: accuracy {result['accuracy']:.4f} (95% interval {result['accuracy_ci95']}) is "
-                f"not above the majority-class baseline {result['majority_accuracy']:.4f} (always the commonest "
-                f"label): the model may not have learned the task",
+                f"robustft: warning: accuracy {accuracy_text(result)} is not significantly above the majority-class "
+                f"baseline {100 * result['majority_accuracy']:.1f}% (always the commonest label; the 95% interval "
+                f"reaches it): the model may not have learned the task",
                 file=sys.stderr,
             )
     return 0
@@ -147,8 +155,10 @@ def main_process() -> bool:
 
 
 def summary_line(verb: str, result) -> str:
+    from robustft.evaluation.stats import accuracy_text, attack_texts
+
     if verb == "train":
-        metrics = json.loads((result / "metrics.json").read_text())
+        metrics = result.metrics  # read under the run's lock, never re-read: another run may have rewritten it
         return (
             f"best dev accuracy {metrics['best']['dev_accuracy']:.4f} (epoch {metrics['best']['epoch']}); "
             f"{metrics['train_examples_per_s']} train examples/s; model in {result / 'best'}"
@@ -156,56 +166,90 @@ def summary_line(verb: str, result) -> str:
     if verb == "attack":
         from robustft.attacks.results import format_summary
 
-        return format_summary(result)
-    return json.dumps(result, indent=2)
+        return format_summary(result, attack_texts(result))
+    if verb == "eval":  # one line, not the whole metrics JSON
+        folder = f"; metrics.json in {result.path}" if hasattr(result, "path") else ""
+        return f"{result['task']}/{result['split']}: accuracy {accuracy_text(result)}{folder}"
+    return json.dumps(getattr(result, "metrics", result), indent=2)
 
 
 BENCH_HELP = """Train every method x task x size x seed cell, then evaluate and attack each model on identical examples;
 every job is a run folder under <output_dir>/cells/ (finished ones are reused, interrupted ones resume), then the
 report (Markdown, JSON, PNG, HTML) is built from the run folders. PRESET is one of {presets}, or a YAML/JSON file.
-`robustft bench save PRESET DIR` saves every started job's summaries and per-example lines (no models) to DIR, small
-enough to commit; `robustft bench restore PRESET DIR` brings them back into the bench folder (on another machine, or
-a fresh checkout): neither runs anything, and both take --only, --skip and the config overrides of the bench.
+`save` writes every started job's summaries and per-example lines (no models) to DIR, small enough to commit;
+`restore` brings them back into the bench folder (on another machine, or a fresh checkout): neither runs anything.
+Every command takes the keys below as --key value (--only GLOB; --skip GLOB, repeatable). The old spellings
+`robustft bench PRESET` and `robustft bench PRESET --list` are `run` and `list`.
 
 examples:
-  robustft bench quick                                   the main job (BERT vs IM-BERT vs RIFT on SST-2)
-  robustft bench advglue --list                          the jobs, their status and expected minutes (writes nothing)
-  robustft bench lowresource --only 'im-bert/*'          only the IM-BERT cells (and their evaluations)
-  robustft bench rift --skip 'im-rift/*'                 every job but the IM + RIFT cells (run them later)
-  robustft bench rift --skip 'im-rift/*' --skip 'rift/*' neither: --skip takes a glob each time it is given
-  robustft bench rift --sizes [2000] --train.epochs 2    the RIFT protocol, smaller
-  robustft bench save quick docs/results/quick/runs      its progress, to commit
-  robustft bench restore quick docs/results/quick/runs   elsewhere: bring it back, then `robustft bench quick` goes on
+  robustft bench run quick                                  the main job (BERT vs IM-BERT vs RIFT on SST-2)
+  robustft bench list advglue                               the jobs, their status and expected minutes
+  robustft bench run lowresource --only 'im-bert/*'         only the IM-BERT cells (and their evaluations)
+  robustft bench run rift --skip 'im-rift/*' --skip 'rift/*' every job but the IM + RIFT and RIFT cells
+  robustft bench run rift --sizes [2000] --train.epochs 2   the RIFT protocol, smaller
+  robustft bench save quick docs/results/quick/runs         its progress, to commit
+  robustft bench restore quick docs/results/quick/runs      elsewhere: bring it back, then `bench run quick` goes on
 
 keys:
 {keys}"""
 
-BENCH_COMMANDS = ("save", "restore")
+BENCH_COMMANDS = {
+    "run": "run the jobs not finished yet (resuming interrupted ones), then build the report",
+    "list": "list the jobs with their status and expected minutes (writes nothing)",
+    "save": "save every started job's summaries and per-example lines (no models) to DIR; runs nothing",
+    "restore": "bring back into the bench folder what `robustft bench save` wrote to DIR; runs nothing",
+}
 
 
-def bench_words(args) -> tuple[str | None, str, str | None]:
-    """(save | restore | None, PRESET, DIR) from the bench's words; the deprecated --save DIR is `save`."""
-    words = args.words
-    if words[0] in BENCH_COMMANDS:
-        if len(words) != 3:
-            raise ConfigError(f"bench {words[0]}: write `robustft bench {words[0]} PRESET DIR`")
-        command, spec, folder = words
-    elif len(words) != 1:
-        raise ConfigError(f"bench: unexpected argument '{words[1]}' (a preset takes settings as --key value)")
-    else:
-        command, spec, folder = None, words[0], None
-    if args.save:
-        if command:
-            raise ConfigError(f"bench {command}: --save is `robustft bench save PRESET DIR`; give one of them")
+class BenchParser(argparse.ArgumentParser):
+    def error(self, message):  # one line and status 2, as every other user error
+        raise ConfigError(f"{self.prog}: {message}")
+
+
+def bench_parser() -> argparse.ArgumentParser:
+    from robustft.bench.presets import PRESETS
+    from robustft.config import VERB_CONFIGS, describe_keys
+
+    keys = describe_keys(VERB_CONFIGS["bench"])
+    parser = BenchParser(
+        prog="robustft bench",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=BENCH_HELP.format(presets=", ".join(PRESETS), keys=keys),
+    )
+    commands = parser.add_subparsers(dest="bench_command", required=True, metavar="run|list|save|restore")
+    for name, summary in BENCH_COMMANDS.items():
+        p = commands.add_parser(name, help=summary, description=summary)
+        p.add_argument("spec", metavar="PRESET|CONFIG", help="a preset name or a YAML/JSON bench config")
+        if name in ("save", "restore"):
+            p.add_argument("folder", metavar="DIR")
+        p.add_argument("--skip", action="append", help="leave out the jobs whose id matches this glob (repeatable)")
+        if name == "run":
+            p.add_argument("--overwrite", action="store_true", help="delete and redo the selected jobs")
+            p.add_argument(
+                "--restore",
+                metavar="DIR",
+                help="first bring back what `robustft bench save` wrote to DIR, then go on; cells with jobs left are "
+                "trained again from their seed, and their restored results checked against it",
+            )
+    return parser
+
+
+def bench_argv(words: list[str]) -> list[str]:
+    """The old spellings as commands: `bench PRESET` is `bench run PRESET`, `bench PRESET --list` is `bench list
+    PRESET`, the deprecated `bench PRESET --save DIR` is `bench save PRESET DIR`."""
+    flags = ("--list", "--overwrite", "-h", "--help")  # the options that take no value
+    values = {i + 1 for i, w in enumerate(words) if w.startswith("-") and "=" not in w and w not in flags}
+    at = next((i for i, w in enumerate(words) if not w.startswith("-") and i not in values), None)
+    if at is None or words[at] in BENCH_COMMANDS:
+        return words
+    spec, rest = words[at], words[:at] + words[at + 1 :]
+    if "--save" in rest:
         warnings.warn("bench --save DIR is deprecated: write `robustft bench save PRESET DIR`", FutureWarning, 2)
-        command, folder = "save", args.save
-    flags = {"--list": args.list, "--overwrite": args.overwrite, "--restore": args.restore}
-    clash = [flag for flag, given in flags.items() if given]
-    if command and clash:
-        raise ConfigError(f"bench {command}: runs nothing, so {clash[0]} does not apply")
-    if args.list and args.restore:
-        raise ConfigError("bench --list writes nothing: restore first with `robustft bench restore PRESET DIR`")
-    return command, spec, folder
+        i = rest.index("--save")
+        return ["save", spec, *rest[i + 1 : i + 2], *rest[:i], *rest[i + 2 :]]
+    if "--list" in rest:
+        return ["list", spec, *(w for w in rest if w != "--list")]
+    return ["run", spec, *rest]
 
 
 def cmd_bench(args) -> int:
@@ -215,15 +259,16 @@ def cmd_bench(args) -> int:
     from robustft.bench.presets import bench_config
     from robustft.report.run import overview
 
-    command, spec, folder = bench_words(args)
-    cfg = bench_config(spec, split_overrides(args.extra))
-    if command:
-        getattr(bench_run, command)(cfg, Path(folder), only=args.only, skip=args.skip)
+    parsed, extra = bench_parser().parse_known_args(bench_argv(args.words + args.extra))
+    skips = [f"skip={json.dumps(parsed.skip)}"] if parsed.skip else []
+    cfg = bench_config(parsed.spec, split_overrides(extra) + skips)
+    if parsed.bench_command in ("save", "restore"):
+        getattr(bench_run, parsed.bench_command)(cfg, Path(parsed.folder))
         return 0
-    if args.list:
-        bench_run.list_jobs(cfg, only=args.only, skip=args.skip)
+    if parsed.bench_command == "list":
+        bench_run.list_jobs(cfg)
         return 0
-    result = bench_run.bench(cfg, only=args.only, skip=args.skip, overwrite=args.overwrite, restore_from=args.restore)
+    result = bench_run.bench(cfg, overwrite=parsed.overwrite, restore_from=parsed.restore)
     if "report" in result:
         report_dir = Path(result["report"])
         print(overview(json.loads((report_dir / "report.json").read_text(encoding="utf-8"))))
@@ -331,8 +376,6 @@ def cmd_methods(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from robustft.config import VERB_CONFIGS, describe_keys
-
     parser = argparse.ArgumentParser(
         prog="robustft",
         description="Robust fine-tuning of language models: train (IM-BERT, RIFT, adversarial training), evaluate, "
@@ -340,6 +383,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"robustft {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_verb_parsers(sub)
+
+    # every word after `bench` is its own parser's (bench_parser), which knows the old spellings too
+    help = "a method x task x size x seed matrix, evaluated and attacked, with a report"
+    p = sub.add_parser("bench", help=help, prefix_chars="+", add_help=False)
+    p.add_argument("words", nargs="*")
+    p.set_defaults(func=cmd_bench, takes_overrides=True)
+    add_tool_parsers(sub)
+    add_report_parser(sub)
+    from robustft.attacks.augment import add_parser as add_augment_parser
+
+    add_augment_parser(sub)
+    return parser
+
+
+def add_verb_parsers(sub) -> None:
+    """train, eval, attack and probe: a config file, --resume, --overwrite and the verb's keys as --key value."""
+    from robustft.config import VERB_CONFIGS, describe_keys
+
     for verb, (summary, _, examples) in VERBS.items():
         p = sub.add_parser(
             verb,
@@ -354,43 +416,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--overwrite", action="store_true", help="delete the run in the output folder first")
         p.set_defaults(func=call_verb, takes_overrides=True)
 
-    from robustft.bench.presets import PRESETS
 
-    p = sub.add_parser(
-        "bench",
-        help="a method x task x size x seed matrix, evaluated and attacked, with a report",
-        usage="robustft bench [save|restore] PRESET|CONFIG [DIR] [--list] [--only GLOB] [--skip GLOB] [--overwrite] "
-        "[--restore DIR] [--key value ...]",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=BENCH_HELP.format(presets=", ".join(PRESETS), keys=describe_keys(VERB_CONFIGS["bench"])),
-    )
-    p.add_argument(
-        "words",
-        nargs="+",
-        metavar="[save|restore] PRESET|CONFIG [DIR]",
-        help="a preset name or a YAML/JSON bench config; `save PRESET DIR` / `restore PRESET DIR` carry its progress",
-    )
-    p.add_argument(
-        "--list", action="store_true", help="list the jobs with their status and expected minutes (writes nothing)"
-    )
-    p.add_argument(
-        "--only", help="run only the jobs whose id matches this glob from its start, e.g. 'rift/*' (see --list)"
-    )
-    p.add_argument(
-        "--skip",
-        action="append",
-        help="leave out the jobs whose id matches this glob (as --only), e.g. the costliest method (repeatable)",
-    )
-    p.add_argument("--overwrite", action="store_true", help="delete and redo the selected jobs")
-    p.add_argument("--save", metavar="DIR", help="deprecated: `robustft bench save PRESET DIR`")
-    p.add_argument(
-        "--restore",
-        metavar="DIR",
-        help="first bring back what `robustft bench save` wrote to DIR (as `robustft bench restore`), then go on; "
-        "cells with jobs left are trained again from their seed, and their restored results checked against it",
-    )
-    p.set_defaults(func=cmd_bench, takes_overrides=True)
-
+def add_tool_parsers(sub) -> None:
+    """merge, resources, fetch and methods: the commands that run no experiment."""
     p = sub.add_parser(
         "merge",
         help="merge the shards (--shard i/n, torchrun ranks) of an attack or eval run folder",
@@ -411,9 +439,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("methods", help="list architectures, training methods, attack recipes, bench presets and tasks")
     p.set_defaults(func=cmd_methods)
-
-    add_report_parser(sub)
-    return parser
 
 
 def check_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:

@@ -114,7 +114,7 @@ def resolve_precision(precision: str, device: torch.device) -> str:
 @functools.cache  # the hardware does not change, and the victim resolves its precision on every forward
 def cpu_has_native_bf16() -> bool:
     """Whether this CPU runs bf16 matmuls in hardware (AVX512-BF16 or AMX). There bf16 was measured faster than fp32
-    for MiniLM (benchmarks/results); without it oneDNN emulates bf16: on an AVX2-only AMD EPYC a MiniLM training step
+    for MiniLM (benchmarks/results); without it oneDNN emulates bf16: on an AVX2-only CPU a MiniLM training step
     ran 8-12x slower in bf16 than in fp32 (benchmarks/results/train_throughput_avx2_no_bf16.json), so 'auto' means fp32
     there."""
     return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
@@ -222,7 +222,7 @@ def cpu_model() -> str:
 
 
 def describe_machine(about: dict) -> str:
-    """One line for reports: 'AMD EPYC (x86_64), 2 CPU cores, no native bf16, no GPU'."""
+    """One line for reports: '<cpu model> (x86_64), 2 CPU cores, no native bf16, no GPU'."""
     bf16 = "native bf16" if about["native_bf16"] else "no native bf16"
     gpu = f"GPU {about['gpu']}" if about["gpu"] else "no GPU"
     return f"{about['cpu']} ({about['arch']}), {about['cores']} CPU cores, {bf16}, {gpu}"

@@ -1,6 +1,7 @@
 """A catalogue of bad settings (issue 52, items 4-6) and how each must end: a one-line `RobustftError` whose message
-holds `expected`. Checked in-process through `build_config` (the loader every verb and the CLI use), or through the
-recipe loader for attack settings; used by tests/reliability/test_bad_values.py and scripts/probe_bad_inputs.py.
+holds `expected`. Checked in-process through `build_config` (the loader every verb and the CLI use) and what a verb
+checks before it loads anything (tests/checked_config.py), or through the recipe loader for attack settings; used
+by tests/reliability/test_bad_values.py and scripts/probe_bad_inputs.py.
 
 `outcome(case)` classifies a case the way the probe counts it: "clean" (a one-line RobustftError naming the
 key), "traceback" (any other exception, or an unclear message) or "silent" (accepted).
@@ -104,6 +105,7 @@ def outcome(case: BadValue) -> tuple[str, str]:
 
 
 def _apply(case: BadValue):
+    from checked_config import checked
     from robustft.cli import split_overrides
     from robustft.config import VERB_CONFIGS, build_config
 
@@ -114,4 +116,4 @@ def _apply(case: BadValue):
         recipe, *pairs = case.argv
         overrides = {k.lstrip("-"): parse_value(v) for k, v in (p.split("=", 1) for p in split_overrides(pairs))}
         return recipe_config(recipe, None, overrides)
-    return build_config(VERB_CONFIGS[case.verb], [], split_overrides(list(case.argv)))
+    return checked(build_config(VERB_CONFIGS[case.verb], [], split_overrides(list(case.argv))))

@@ -73,7 +73,8 @@ def test_the_default_run_folder_is_never_used_for_a_typed_output_dir(tmp_path, m
 
 def test_every_numeric_objective_argument_has_a_range():
     # a new argument without a range would let a negative weight or zero steps through again
-    from robustft.training.objectives.base import ARG_BOUNDS, OBJECTIVES, declared_args, type_name
+    from robustft.training.objectives import OBJECTIVES
+    from robustft.training.objectives.base import ARG_BOUNDS, declared_args, type_name
 
     missing = [
         f"{name}.{arg}"
@@ -85,7 +86,7 @@ def test_every_numeric_objective_argument_has_a_range():
 
 
 def test_method_presets_pass_their_own_checks():
-    from robustft.training.objectives.base import OBJECTIVES, check_method_args
+    from robustft.training.objectives import OBJECTIVES, check_method_args
 
     for name, cls in OBJECTIVES.items():
         for task in ("sst2", "imdb", "snli"):

@@ -177,7 +177,7 @@ def test_a_failed_removal_names_the_path(tmp_path, monkeypatch):
 
 
 def test_every_reader_agrees_on_what_a_damaged_line_is(tmp_path, caplog):
-    from robustft.bench.progress import finished_examples
+    from robustft.bench.costs import finished_examples
 
     folder = tmp_path / "attack"
     folder.mkdir()

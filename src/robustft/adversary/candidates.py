@@ -117,19 +117,8 @@ class CandidateBuilder:
                 original = tuple(row_ids[p] for p in positions)
                 if self.pieces(words[w], after_space) != original:
                     continue  # context-dependent tokenisation: the standalone pieces would not line up
-                candidates = [words[w]]
-                for sub in subs:
-                    if len(candidates) == self.slots:
-                        break
-                    new = match_case(words[w], sub)
-                    sub_ids = self.pieces(new, after_space) if is_one_word(new) else ()
-                    if len(sub_ids) != len(positions) or new.lower() == words[w].lower():
-                        dropped += 1
-                        continue
-                    for k_pos, p in enumerate(positions):
-                        ids[row, p, len(candidates)] = sub_ids[k_pos]
-                    candidates.append(new)
-                    kept += 1
+                candidates, skipped = self._fill(ids[row], words[w], subs, positions, after_space)
+                kept, dropped = kept + len(candidates) - 1, dropped + skipped
                 if len(candidates) == 1:
                     continue
                 for p in positions:
@@ -137,14 +126,36 @@ class CandidateBuilder:
                 row_words.append(WordSlots(row, w, tuple(positions), tuple(candidates)))
             all_words.append(row_words)
 
+        device = input_ids.device
+        slot_mask = self._slot_mask(all_words).to(device)
+        return CandidateTable(ids.to(device), word_of.to(device), slot_mask, all_words, kept, dropped)
+
+    def _fill(self, row_ids: torch.Tensor, word: str, subs: list[str], positions: list[int], after_space: bool):
+        """The word's candidates (itself first, then up to slots - 1 substitutes of as many tokens, written into
+        their slots of `row_ids`), and how many substitutes did not fit."""
+        candidates, skipped = [word], 0
+        for sub in subs:
+            if len(candidates) == self.slots:
+                break
+            new = match_case(word, sub)
+            sub_ids = self.pieces(new, after_space) if is_one_word(new) else ()
+            if len(sub_ids) != len(positions) or new.lower() == word.lower():
+                skipped += 1
+                continue
+            for k_pos, p in enumerate(positions):
+                row_ids[p, len(candidates)] = sub_ids[k_pos]
+            candidates.append(new)
+        return candidates, skipped
+
+    def _slot_mask(self, all_words: list[list[WordSlots]]) -> torch.Tensor:
+        """[examples, words, slots]: which slots hold a candidate (slot 0, the original, always)."""
         n_words = max(1, max(len(ws) for ws in all_words))
-        slot_mask = torch.zeros(len(examples), n_words, self.slots, dtype=torch.bool)
+        slot_mask = torch.zeros(len(all_words), n_words, self.slots, dtype=torch.bool)
         slot_mask[:, :, 0] = True
         for row, ws in enumerate(all_words):
             for i, ws_i in enumerate(ws):
                 slot_mask[row, i, : len(ws_i.candidates)] = True
-        device = input_ids.device
-        return CandidateTable(ids.to(device), word_of.to(device), slot_mask.to(device), all_words, kept, dropped)
+        return slot_mask
 
 
 def _positions_by_word(spans, offsets, sequence_ids, seq_of_field) -> dict[int, list[int]]:

@@ -166,25 +166,28 @@ def free_steps(
             if last or accumulate == "graph":
                 losses.append(loss_k)
             else:
-                param_grads = torch.autograd.grad(loss_k, params, allow_unused=True)
+                summed = add_grads(summed, torch.autograd.grad(loss_k, params, allow_unused=True))
                 losses.append(loss_k.detach())
-                summed = (
-                    list(param_grads)
-                    if summed is None
-                    else [
-                        a if g is None else g if a is None else a + g for a, g in zip(summed, param_grads, strict=True)
-                    ]
-                )
             if not last:
                 delta = step_delta(delta.detach(), grad, mask, s)
     if summed is not None:
-        # value 0, gradient: the earlier steps' summed parameter gradient
-        linear = sum(
-            ((p * g.to(p.dtype)).sum() for p, g in zip(params, summed, strict=True) if g is not None),
-            losses[-1].new_zeros(()),
-        )
-        losses.append(linear - linear.detach())
+        losses.append(gradient_term(params, summed, losses[-1]))
     return losses, delta.detach()
+
+
+def add_grads(summed: list | None, grads) -> list:
+    """The parameter gradients summed so far plus `grads` (None: a parameter the loss did not reach)."""
+    if summed is None:
+        return list(grads)
+    return [a if g is None else g if a is None else a + g for a, g in zip(summed, grads, strict=True)]
+
+
+def gradient_term(params: list, summed: list, like: torch.Tensor) -> torch.Tensor:
+    """A term of value 0 whose gradient is `summed`: the earlier steps' parameter gradients, their graphs freed."""
+    linear = sum(
+        ((p * g.to(p.dtype)).sum() for p, g in zip(params, summed, strict=True) if g is not None), like.new_zeros(())
+    )
+    return linear - linear.detach()
 
 
 def forward_embeds_output(model, batch: dict, embeds: torch.Tensor):

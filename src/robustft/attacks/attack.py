@@ -111,8 +111,9 @@ class Attack:
         constraints: list[Constraint],
         search: Search,
         settings: dict | None = None,
+        goal=UntargetedClassification,  # (victim, view) -> goal function: the class, or a partial of one
     ):
-        self.recipe, self.victim = recipe, victim
+        self.recipe, self.victim, self.goal = recipe, victim, goal
         self.transformation, self.constraints, self.search = transformation, constraints, search
         self.settings = settings or {}
         get = self.settings.get
@@ -149,6 +150,8 @@ class Attack:
             "transformation": self.transformation.config(),
             "constraints": [c.config() for c in self.constraints],
             "search": self.search.config(),
+            # the default goal is left out, so the run hashes of every recipe stay what they were
+            **({} if self.goal is UntargetedClassification else {"goal": repr(self.goal)}),
             "query_budget": self.query_budget,
             "query_budget_per_word": self.query_budget_per_word,
             "query_budget_unit": self.victim.budget_unit,
@@ -194,19 +197,8 @@ class Attack:
         # TextBugger's inserted_space=split: TextAttack's way, the halves of a split word are two words
         original = AttackedText(view.text(), split_spaces=self.settings.get("inserted_space") == "split")
         self.victim.reset(self._budget(original.num_words), self.time_limit, order=index)
-        goal = UntargetedClassification(self.victim, view)
-        record = AttackRecord(
-            index=index,
-            id=example.id,
-            label=example.label,
-            result=FAILED,
-            original=example.field(self.field),
-            adversarial=example.field(self.field),
-            perturbed_field=self.field,
-            context=example.field(view.other) if example.is_pair else None,
-            num_words=original.num_words,
-        )
-        notes = []
+        goal = self.goal(self.victim, view)
+        record, notes = self._new_record(example, index, view, original), []
         n_tokens = self.victim.token_length(example)
         if n_tokens > self.victim.max_length:
             notes.append(f"input truncated: {n_tokens} tokens > max {self.victim.max_length}")
@@ -252,6 +244,20 @@ class Attack:
         else:
             record.result, notes = FAILED, [why] + ctx.notes + notes
         return self._finish(record, notes, start)
+
+    def _new_record(self, example: Example, index: int, view: TextView, original: AttackedText) -> AttackRecord:
+        """The example's record before the attack: failed, the text unchanged."""
+        return AttackRecord(
+            index=index,
+            id=example.id,
+            label=example.label,
+            result=FAILED,
+            original=example.field(self.field),
+            adversarial=example.field(self.field),
+            perturbed_field=self.field,
+            context=example.field(view.other) if example.is_pair else None,
+            num_words=original.num_words,
+        )
 
     def _attack_again_in_fp32(self, example: Example, index: int, seed: int, start: float) -> AttackRecord:
         """A success the reduced precision found but fp32 does not confirm: the whole example is attacked again in

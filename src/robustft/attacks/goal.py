@@ -1,4 +1,5 @@
-"""Goal function: untargeted classification (flip the prediction away from the true label).
+"""Goal functions: untargeted classification (flip the prediction away from the true label), or targeted (reach
+one class; TargetedClassification: score = p(target)).
 
 score = 1 - p(true label): higher is better for the attacker; an input succeeds when the predicted
 class is not the true label. All evaluations go through the victim, so they are batched, cached,
@@ -51,3 +52,20 @@ class UntargetedClassification:
             GoalResult(t, p, float(1.0 - p[self.label]), int(p.argmax()) != self.label)
             for t, p in zip(texts, probs, strict=False)
         ]
+
+
+class TargetedClassification(UntargetedClassification):
+    """Succeeds when the model predicts `target`; score = p(target). Composed as partial(TargetedClassification,
+    target=k)."""
+
+    def __init__(self, victim: Victim, view: TextView, target: int):
+        super().__init__(victim, view)
+        self.target = target
+
+    def evaluate(self, texts: list[AttackedText]) -> list[GoalResult]:
+        probs = self.probs_of_strings([t.text for t in texts])
+        pairs = zip(texts, probs, strict=False)  # fewer probs when the budget ran out
+        return [GoalResult(t, p, float(p[self.target]), int(p.argmax()) == self.target) for t, p in pairs]
+
+    def scores_of_strings(self, texts: list[str]) -> np.ndarray:
+        return self.probs_of_strings(texts)[:, self.target]

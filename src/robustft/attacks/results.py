@@ -145,8 +145,9 @@ def write_csv(records: list[AttackRecord], path) -> None:
             )
 
 
-def format_summary(summary: dict) -> str:
-    """The summary as aligned lines, TextAttack's names first."""
+def format_summary(summary: dict, shown: dict[str, str] | None = None) -> str:
+    """The summary as aligned lines, TextAttack's names first; `shown`: a key's text instead of its number (the
+    command line's accuracies with their n and interval)."""
     names = [
         ("original_accuracy", "Original accuracy (%)"),
         ("accuracy_under_attack", "Accuracy under attack (%)"),
@@ -163,5 +164,6 @@ def format_summary(summary: dict) -> str:
     lines = []
     for key, label in names:
         v = summary.get(key)
-        lines.append(f"{label:32s} {'-' if v is None else (f'{v:.2f}' if isinstance(v, float) else v)}")
+        text = (shown or {}).get(key) or ("-" if v is None else (f"{v:.2f}" if isinstance(v, float) else v))
+        lines.append(f"{label:32s} {text}")
     return "\n".join(lines)

@@ -9,24 +9,18 @@ writes."""
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
-from robustft import resources, runs, runtime
+from robustft import resources, runs, runtime, verbs
 from robustft.attacks.example_loop import merged_csv, merged_summary, run_attack
-from robustft.attacks.recipes import build_attack, hashed_config, protocol_keeps
+from robustft.attacks.recipes import build_attack, hashed_config, protocol_keeps, recipe_config
 from robustft.attacks.victim import Victim
-from robustft.config import AttackConfig, config_hash, copy_config, explicit_keys
-from robustft.data.digests import data_digests, model_digests
-from robustft.data.scored_data import settle
-from robustft.data.tasks import get_task, load_examples
+from robustft.config import AttackConfig, config_hash
 from robustft.errors import RobustftError
-from robustft.models.factory import load_classifier
-from robustft.models.positions import check_max_length
-from robustft.models.predict import check_labels
+from robustft.runs.result import RunResult
 
 log = logging.getLogger("robustft.attacks")
 
-NEEDS_MLM = ("bert-attack", "genetic")
+NEEDS_MLM = ("bert-attack", "genetic", "bae")
 ENGINE_KEYS = ("query_budget", "query_budget_unit", "pair_words", "time_limit_s", "recheck_full_precision")
 
 
@@ -34,36 +28,70 @@ class AllExamplesErrored(RobustftError):
     """Every attacked example ended as an error record: the run produced no number."""
 
 
-def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> dict:
-    """Run the attack; returns metrics.json's content (a finished run of the same config is reused)."""
-    chosen = explicit_keys(cfg)
-    cfg = copy_config(cfg, recipe_args=dict(cfg.recipe_args)).validate()
-    resolved = runs.resolve(cfg.model)
-    scored = settle(cfg, resolved, chosen, log)  # a run's own task or file, and a file's rows, unless chosen
-    task = get_task(cfg.task)
-    cfg.split = cfg.split or ("test" if "test" in task.splits else "dev")
-    cfg, inherited = runs.inherit(cfg, resolved, {"max_length": None, "precision": "auto"})
-    inherited.update(scored)
-    out = (
-        Path(cfg.output_dir)
-        if cfg.output_dir
-        else runs.default_output(
-            resolved, "attack", cfg.recipe, cfg.protocol, cfg.task, cfg.split, f"n{cfg.n}", f"s{cfg.seed}"
+def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> RunResult:
+    """Run the attack; returns the run folder and metrics.json's content (a finished run of the same config is
+    reused)."""
+    recipe_config(cfg.recipe, cfg.protocol, cfg.recipe_args)  # the recipe's settings, before anything loads
+    s = verbs.score_setup(
+        cfg,
+        log,
+        defaults={"max_length": None, "precision": "auto"},
+        output=lambda c: (c.recipe, c.protocol, c.task, c.split, f"n{c.n}", f"s{c.seed}"),
+        default_split=lambda task: "test" if "test" in task.splits else "dev",
+        keep=lambda e: protocol_keeps(cfg.protocol, e),
+        recipe_args=dict(cfg.recipe_args),
+    )
+    cfg, (built, mlm_source) = s.cfg, build(s)
+    s.inputs.update(
+        {f"resource/{name}": resources.file_sha256(path) for name, path in built.resources().items()}
+        | {
+            "attack/config": config_hash(hashed_config(built.config())),
+            "examples": config_hash([e.id for e in s.examples]),
+        }
+    )
+    s.extra.update(
+        attack=built.config(),
+        recipe=cfg.recipe,
+        examples=[e.id for e in s.examples],
+        mlm=mlm_source,
+        labels_note=s.labels_note,
+        precision_used=runtime.resolve_precision(cfg.precision, s.device),
+    )
+    with runs.open_run(s.out, cfg, s.inputs, resume=resume, overwrite=overwrite, extra=s.extra, shard=s.shard) as run:
+        if verbs.reuse(run, s.shard, log, "attack"):
+            return result(s, run.metrics)
+        if run.finished:  # this shard is done; the others may not be
+            records, summary = [], run.metrics
+        else:
+            with verbs.logging_into(run, "attack.log"):
+                records, summary = run_attack(
+                    built,
+                    s.examples,
+                    run,
+                    seed=cfg.seed,
+                    progress=cfg.progress,
+                    first=cfg.first,
+                    concurrent=cfg.concurrent_examples,
+                )
+    part = f" (shard {s.shard[0]}/{s.shard[1]})" if s.shard else ""
+    log.info("attack finished%s; run folder: %s", part, s.out)  # the summary is the caller's to show
+    if records and summary["num_errors"] == len(records):
+        raise AllExamplesErrored(
+            f"all {len(records)} examples ended in errors (see {s.out}/attack.log); no number was produced"
         )
-    )
-    examples = load_examples(
-        cfg.task, cfg.split, n=cfg.n, seed=cfg.seed, keep=lambda e: protocol_keeps(cfg.protocol, e)
-    )
-    runtime.set_threads(cfg.threads)
-    device = runtime.pick_device(cfg.device)
-    model, tokenizer = load_classifier(resolved.model)
-    check_max_length(cfg.max_length, model.config, tokenizer, cfg.model)
-    labels_note = check_labels(model, task)
-    model.to(device).eval()
+    if s.shard is not None and summary["complete"]:
+        return result(s, runs.finish_shard(s.out, merge, cfg) or summary)
+    return result(s, summary)
+
+
+def build(s: verbs.Scoring):
+    """The recipe's attack on the model as a victim, with its settings and masked LM; and where that LM came from."""
+    cfg = s.cfg
+    s.model.to(s.device).eval()
     victim = Victim(
-        model,
-        tokenizer,
-        task,
+        s.model,
+        s.tokenizer,
+        s.task,
         max_length=cfg.max_length,
         batch_size=cfg.batch_size,
         precision=cfg.precision,
@@ -78,55 +106,17 @@ def attack(cfg: AttackConfig, resume: bool = False, overwrite: bool = False) -> 
         from robustft.models.mlm import load_masked_lm
 
         mlm = load_masked_lm(cfg.mlm)
-        mlm[0].to(device)
-    built = build_attack(cfg.recipe, victim, cfg.protocol, settings, mlm=mlm)
-    inputs = {
-        **data_digests(cfg.task, [cfg.split]),
-        **model_digests(resolved.model),
-        **{f"resource/{name}": resources.file_sha256(path) for name, path in built.resources().items()},
-        "attack/config": config_hash(hashed_config(built.config())),
-        "examples": config_hash([e.id for e in examples]),
-    }
-    extra = {
-        "model_run": runs.model_run_record(resolved),
-        "inherited": inherited,
-        "attack": built.config(),
-        "recipe": cfg.recipe,
-        "examples": [e.id for e in examples],
-        "mlm": getattr(mlm[0], "mlm_source", cfg.mlm) if mlm else None,
-        "labels_note": labels_note,
-        "precision_used": runtime.resolve_precision(cfg.precision, device),
-    }
-    shard = runs.shard_of(cfg)
-    with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra, shard=shard) as run:
-        if run.finished and (shard is None or run.merged):
-            log.info("finished earlier with these settings (reused); run folder: %s", out)
-            return run.metrics
-        if run.finished:  # this shard is done; the others may not be
-            records, summary = [], run.metrics
-        else:
-            runs.attach_log(run.path, run.file("attack.log").name)
-            try:
-                records, summary = run_attack(
-                    built,
-                    examples,
-                    run,
-                    seed=cfg.seed,
-                    progress=cfg.progress,
-                    first=cfg.first,
-                    concurrent=cfg.concurrent_examples,
-                )
-            finally:
-                runs.detach_log()
-    part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
-    log.info("attack finished%s; run folder: %s", part, out)  # the summary is the caller's to show (the CLI prints it)
-    if records and summary["num_errors"] == len(records):
-        raise AllExamplesErrored(
-            f"all {len(records)} examples ended in errors (see {out}/attack.log); no number was produced"
-        )
-    if shard is not None and summary["complete"]:
-        return runs.finish_shard(out, merge, cfg) or summary
-    return summary
+        mlm[0].to(s.device)
+    return build_attack(cfg.recipe, victim, cfg.protocol, settings, mlm=mlm), (
+        getattr(mlm[0], "mlm_source", cfg.mlm) if mlm else None
+    )
+
+
+def result(s: verbs.Scoring, summary: dict) -> RunResult:
+    """The run's result, its accuracy under attack as a fraction (metrics.json keeps TextAttack's percent): the
+    examples still right after the attack, of those counted."""
+    n = summary.get("num_examples")
+    return s.result(summary, summary["num_failed"] / n if n else None)
 
 
 def merge(path, strict: bool = False) -> dict | None:

@@ -9,9 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from robustft import verbs
+from robustft.attacks.recipes import recipe_config
 from robustft.config import AttackConfig, BenchConfig, EvalConfig, TrainConfig, apply_overrides
 from robustft.errors import ConfigError
 from robustft.evaluation.certify import DEFINITIONS as CERTIFIED_DEFENSES
+from robustft.training.objectives import check_method_args
 
 ADVGLUE_SPLITS = {
     "sst2": ["advglue-sst2"],
@@ -91,7 +94,13 @@ def train_job(cfg: BenchConfig, label: str, spec: dict, task: str, size, seed: i
     explicit: set[str] = set()
     train = apply_overrides(TrainConfig(), values, source=f"bench cell {cell}", explicit=explicit)
     train.explicit_keys = explicit  # a method's published preset fills only what the bench leaves unset
-    return Job(cell, "train", train.validate(), cell, label, task)
+    check_method_args(train.method, train.method_args)  # each cell's settings, before any job starts
+    return Job(cell, "train", verbs.check(train), cell, label, task)
+
+
+def checked_attack(attack: AttackConfig) -> AttackConfig:
+    recipe_config(attack.recipe, attack.protocol, attack.recipe_args)
+    return attack.validate()
 
 
 def certify_settings(spec: dict, trained: Job) -> dict | None:
@@ -112,36 +121,17 @@ def eval_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
         certify = certify_settings(spec, trained)
         if certify is None:
             continue
-        names = (
-            ADVGLUE_SPLITS.get(trained.task, [])
-            if spec.pop("advglue", False)
-            else [fill(spec.pop("task", "{task}"), trained.task)]
-        )
+        advglue = spec.pop("advglue", False)
+        names = ADVGLUE_SPLITS.get(trained.task, []) if advglue else [fill(spec.pop("task", "{task}"), trained.task)]
         for name in names:
             split = spec.get("split", "dev")
             n = spec.get("n")
             tags = ([f"n{n}"] if n else []) + (["certify"] if certify else [])
             folder = trained.folder / "-".join(["eval", name, split, *tags])
-            ev = EvalConfig(
-                model=str(trained.folder),
-                task=name,
-                split=split,
-                n=n,
-                seed=spec.get("seed", 0),
-                output_dir=str(folder),
-                **certify,
-                **measuring(cfg),
-            ).validate()
-            jobs.append(
-                Job(
-                    f"{trained.id} eval {name}/{split}" + "".join(f"/{t}" for t in tags),
-                    "eval",
-                    ev,
-                    trained.id,
-                    trained.method,
-                    trained.task,
-                )
-            )
+            where = {"model": str(trained.folder), "output_dir": str(folder), "seed": spec.get("seed", 0)}
+            ev = EvalConfig(task=name, split=split, n=n, **where, **certify, **measuring(cfg)).validate()
+            job_id = f"{trained.id} eval {name}/{split}" + "".join(f"/{t}" for t in tags)
+            jobs.append(Job(job_id, "eval", ev, trained.id, trained.method, trained.task))
     return jobs
 
 
@@ -158,18 +148,12 @@ def attack_jobs(cfg: BenchConfig, trained: Job) -> list[Job]:
             if p
         )
         attack.output_dir = str(trained.folder / name)
-        jobs.append(
-            Job(
-                # protocol and a non-zero sample seed only when set, so the ids of earlier benches stay as they were
-                f"{trained.id} attack {attack.recipe}{f'-{attack.protocol}' if attack.protocol else ''}"
-                f"/{task}/{attack.split}/n{attack.n}{f'/s{attack.seed}' if attack.seed else ''}",
-                "attack",
-                attack.validate(),
-                trained.id,
-                trained.method,
-                trained.task,
-            )
+        # protocol and a non-zero sample seed only when set, so the ids of earlier benches stay as they were
+        job_id = (
+            f"{trained.id} attack {attack.recipe}{f'-{attack.protocol}' if attack.protocol else ''}"
+            f"/{task}/{attack.split}/n{attack.n}{f'/s{attack.seed}' if attack.seed else ''}"
         )
+        jobs.append(Job(job_id, "attack", checked_attack(attack), trained.id, trained.method, trained.task))
     return jobs
 
 
@@ -181,6 +165,9 @@ def expand(cfg: BenchConfig) -> list[Job]:
         raise ConfigError("methods: a bench needs at least one method (label: {arch, method, ...})")
     if cfg.baseline not in cfg.methods:
         raise ConfigError(f"baseline: '{cfg.baseline}' is not one of the methods {', '.join(cfg.methods)}")
+    overridden = sorted({"output_dir", "label"} & set(cfg.train))  # train_job sets both per cell, after cfg.train
+    if overridden:
+        raise ConfigError(f"train.{overridden[0]}: a bench sets it per cell (<output_dir>/cells/<cell>); leave it out")
     jobs = []
     for seed in cfg.seeds:
         for task in cfg.tasks:

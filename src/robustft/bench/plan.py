@@ -62,9 +62,9 @@ class Plan:
 
 
 def plan(cfg: BenchConfig, only: str | None = None, skip: str | list[str] | None = None) -> Plan:
-    """The bench's jobs and the ones `only`, `skip` and this process's shard select (reads nothing but run
-    folders' files, writes nothing)."""
+    """The bench's jobs and the ones `only`, `skip` (else the config's) and this process's shard select (reads
+    nothing but run folders' files, writes nothing)."""
     cfg = cfg.validate()
-    jobs = expand(cfg)
-    shard = runs.shard_of(cfg)
-    return Plan(cfg, jobs, shard_jobs(select(jobs, only, skip), shard), bench_dir(cfg), shard)
+    jobs, shard = expand(cfg), runs.shard_of(cfg)
+    chosen = select(jobs, only or cfg.only, skip or cfg.skip)
+    return Plan(cfg, jobs, shard_jobs(chosen, shard), bench_dir(cfg), shard)

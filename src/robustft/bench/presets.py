@@ -84,7 +84,7 @@ PRESETS: dict[str, dict] = {
     # protocol's attack sample drops).
     #   robustft bench textdefender --list        robustft bench textdefender --workers 2 --threads 1
     # Price (2026-12-05, `robustft bench textdefender --list`: estimator minutes of one process on every core of
-    # the rates file's 2-core Xeon, ensembles priced by their copies, TextBugger and DeepWordBug at their measured
+    # the rates file's reference machine, ensembles priced by their copies, TextBugger and DeepWordBug at their measured
     # rates), training + evaluations and attacks per method: standard 2.9 + 5.6, PGD 10.7 + 5.6, FreeLB++ 80.0 +
     # 5.6, InfoBERT 9.4 + 5.6, ASCC 25.3 + 5.6, A2T 7.6 + 5.6, RIFT 47.8 + 5.6, DNE 7.6 + 65.1 (12 copies), SAFER and
     # RanMASK 7.6 + 555.7 each (100 copies answer every query, and the certificate counts 1,000 more per example):

@@ -1,6 +1,6 @@
 """`robustft bench` / `robustft.bench(cfg)`: run the jobs of a bench, reusing finished run folders and resuming
 interrupted ones, then build the report from the run folders alone. `list_jobs`, `save` and `restore` are its other
-commands (`robustft bench PRESET --list`, `robustft bench save PRESET DIR`, `robustft bench restore PRESET DIR`).
+commands (`robustft bench list PRESET`, `robustft bench save PRESET DIR`, `robustft bench restore PRESET DIR`).
 
 Jobs can be filtered (`only`, a glob on job ids) and run one at a time, so a bench spreads over sessions,
 processes or machines; every job is its own locked run folder. Processes running the same bench share its jobs
@@ -12,18 +12,20 @@ once every job of a sharded bench is done (by the shard that finds them done), a
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import time
+import warnings
 from pathlib import Path
 
 from robustft import runs, runtime
 from robustft.atomic import atomic_write_json
 from robustft.bench import carry
-from robustft.bench.calibrate import describe_factors, machine_factors
-from robustft.bench.deadline import deadline_for, parse_deadline
-from robustft.bench.forecast import describe_jobs, describe_wall_time, expected_here
-from robustft.bench.matrix import bench_dir
+from robustft.bench.costs import machine_factors, price_jobs
+from robustft.bench.matrix import Job, bench_dir
 from robustft.bench.plan import Plan, plan, status
 from robustft.bench.precision import pin_auto_precision
+from robustft.bench.pricing.forecast import describe_factors, describe_jobs, describe_wall_time
+from robustft.bench.pricing.rates import slowdown
 from robustft.bench.runner import progress_bar, run_jobs, run_workers
 from robustft.clock import working_seconds
 from robustft.config import BenchConfig
@@ -38,7 +40,13 @@ class BenchJobsFailed(RobustftError):
 
 def cores_shared(cfg: BenchConfig) -> BenchConfig:
     """With several workers and no `threads`, each worker gets its share of the cores, so that they do not fight
-    over them (the bench says so when it starts); a `threads` the user set is kept as it is."""
+    over them (the bench says so when it starts); a `threads` the user set is kept as it is. More workers than
+    cores are capped at the cores, saying so (1000 on 2 cores would only start processes that share them)."""
+    if cfg.workers > runtime.cpu_cores():
+        warnings.warn(
+            f"workers: {cfg.workers} on {runtime.cpu_cores()} CPU cores: running {runtime.cpu_cores()}", stacklevel=2
+        )
+        cfg = dataclasses.replace(cfg, workers=runtime.cpu_cores())
     if cfg.workers > 1 and cfg.threads is None:
         return dataclasses.replace(cfg, threads=max(1, runtime.cpu_cores() // cfg.workers))
     return cfg
@@ -51,9 +59,9 @@ def list_jobs(cfg: BenchConfig, only: str | None = None, skip: str | list[str] |
     p = plan(cores_shared(cfg), only, skip)
     pin_auto_precision(p.jobs, p.cfg.device)
     factors = machine_factors(p.folder.parent)
-    print(describe_jobs(p.chosen, p.jobs, factors))
-    todo = p.todo()
-    seconds = expected_here(todo, p.jobs, factors)
+    rows = [(status(j), s, j) for j, s in zip(p.chosen, price_jobs(p.chosen, p.jobs, factors), strict=True)]
+    print(describe_jobs([(st, s, j.id) for st, s, j in rows], factors))
+    todo, seconds = [j for st, _, j in rows if st != "done"], [s for st, s, _ in rows if st != "done"]
     forecast = describe_wall_time(todo, seconds, p.cfg.workers, p.cfg.threads, start=time.time())
     print(f"to do: {forecast} if started now")
     return p.statuses()
@@ -130,18 +138,45 @@ def report_bench(cfg: BenchConfig, jobs_done: int | None = None, jobs: int | Non
     folders = [folder, *(p for p in partners if p.is_dir())]
     with runs.hold(folder / runs.SHARDS_LOCK):  # shards finishing together build it one after the other
         unfinished = jobs is not None and jobs_done < jobs
-        study = standing(
-            finished=not unfinished, why=f"still running, {jobs_done} of {jobs} jobs" if unfinished else ""
-        )
-        build_report(
-            folders,
-            folder / "report",
-            baseline=cfg.baseline,
-            bench_baseline=True,
-            title=f"robustft bench {cfg.name}",
-            study=study,
-        )
+        why = f"still running, {jobs_done} of {jobs} jobs" if unfinished else ""
+        title, study = f"robustft bench {cfg.name}", standing(finished=not unfinished, why=why)
+        build_report(folders, folder / "report", baseline=cfg.baseline, bench_baseline=True, title=title, study=study)
     return folder / "report"
+
+
+def parse_deadline(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.timezone.utc).timestamp()
+    except ValueError:
+        raise ConfigError(f"deadline: '{text}' is not a UTC time YYYY-MM-DDTHH:MM") from None
+
+
+@dataclasses.dataclass
+class Deadline:
+    """The runner's deadline predicate: called with a cell, True when it should not start, its training, evaluations
+    and attacks ending past `at` (seconds since the epoch): its model does not outlive the session (checkpoints are
+    not carried, bench/carry.py). Each cell is priced when asked, with the machine's factors as they are then: the
+    jobs finished since the bench started correct an estimate that the session's first trainings show to be off."""
+
+    at: float
+    todo: list[Job]  # the bench's jobs still to do (a cell asked about has its training among them)
+    jobs: list[Job]  # the bench's, for the models its evaluations and attacks use
+    root: Path  # the benches whose finished jobs calibrate the estimate
+    slower: float  # one-thread workers: each job takes longer than one process on every core
+
+    def cell_seconds(self, cell: str) -> float:
+        mine = [j for j in self.todo if j.cell == cell]
+        return sum(price_jobs(mine, self.jobs, machine_factors(self.root))) * self.slower
+
+    def __call__(self, cell: str) -> bool:
+        return time.time() + self.cell_seconds(cell) > self.at
+
+
+def deadline_for(cfg: BenchConfig, todo: list[Job], jobs: list[Job], root: Path) -> Deadline | None:
+    at = parse_deadline(cfg.deadline)
+    return None if at is None else Deadline(at, todo, jobs, root, slowdown(cfg.threads))
 
 
 def run_todo(p: Plan, todo: list, overwrite: bool) -> dict[str, str]:
@@ -171,13 +206,7 @@ def record_outcome(p: Plan, failed: dict[str, str], wall_s: float, expected: flo
     return result
 
 
-def bench(
-    cfg: BenchConfig,
-    only: str | None = None,
-    skip: str | list[str] | None = None,
-    overwrite: bool = False,
-    restore_from: Path | None = None,
-) -> dict:
+def bench(cfg: BenchConfig, only=None, skip=None, overwrite: bool = False, restore_from: Path | None = None) -> dict:
     """Run every selected job not yet finished (resuming interrupted ones), then build the report from the run
     folders (once every job is done, for a shard). Returns {job id: status}, the finished run folders and the
     report's folder (`report`; absent when none was built). `overwrite` restarts the selected jobs;
@@ -190,12 +219,11 @@ def bench(
     record_bench(p.cfg, p.folder)
     todo = p.todo()
     factors = machine_factors(p.folder.parent)
-    seconds = expected_here(todo, p.jobs, factors)
-    expected = sum(seconds)
+    seconds = price_jobs(todo, p.jobs, factors)
     announce(p, todo, seconds, factors, threads_chosen=p.cfg.threads != cfg.threads)
     started = working_seconds()
     failed = run_todo(p, todo, overwrite)
-    result = record_outcome(p, failed, working_seconds() - started, expected)
+    result = record_outcome(p, failed, working_seconds() - started, sum(seconds))
     if result["folders"] and (p.shard is None or result["complete"]):
         done = sum(status(j) == "done" for j in p.jobs)
         result["report"] = str(report_bench(p.cfg, done, len(p.jobs)))

@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,6 @@ from tqdm.auto import tqdm
 from robustft import runs, runtime
 from robustft.attacks.run import attack
 from robustft.bench import carry
-from robustft.bench.deadline import Deadline
 from robustft.bench.matrix import Job
 from robustft.bench.plan import status
 from robustft.config import BenchConfig
@@ -33,6 +33,8 @@ RUNNERS = {"train": train, "eval": evaluate, "attack": attack}
 # Seconds between looks at jobs that wait for a model another process is training (or a job it holds).
 WAIT_POLL_S = 5.0
 CLAIMS = ".lock-jobs"  # one lock file per job: the process running it holds it
+# cell -> True when its jobs would not end before the bench's deadline (bench/run.py builds it); None: none
+TooLate = Callable[[str], bool] | None
 
 
 def claim_path(folder: Path, job_id: str) -> Path:
@@ -64,7 +66,7 @@ class Queue:
     overwrite: bool
     bar: Any  # a tqdm bar: one step a job, whatever became of it
     jobs: list[Job]  # the bench's: a cell's restored results are checked against each model trained here
-    deadline: Deadline | None
+    too_late: TooLate
     wait: bool = True  # for what another process holds; False: leave it to that process
     failed: dict[str, str] = dataclasses.field(default_factory=dict)
     left: list[str] = dataclasses.field(default_factory=list)  # left to other processes (wait False)
@@ -81,7 +83,7 @@ class Queue:
 
     def put_off(self, job: Job) -> bool:
         """Leave a cell to do when its training and attacks would not end before the deadline."""
-        if job.kind != "train" or not self.deadline or not self.deadline.leaves_no_time_for(job.cell):
+        if job.kind != "train" or not self.too_late or not self.too_late(job.cell):
             return False
         if held_elsewhere(self.folder, job.id) or status(job) == "done":
             return False  # another worker is training it (its jobs wait for it), or it finished meanwhile
@@ -171,51 +173,39 @@ class Queue:
 
 
 def run_jobs(
-    pending: list[Job],
-    folder: Path,
-    overwrite: bool,
-    bar,
-    jobs: list[Job] = (),
-    deadline: Deadline | None = None,
-    wait: bool = True,
+    pending: list[Job], folder: Path, overwrite: bool, bar, jobs=(), too_late: TooLate = None, wait: bool = True
 ) -> dict[str, str]:
     """Run the pending jobs in the bench's order, sharing them with any other process working on the same bench;
-    a cell whose training `deadline` leaves no time for is not started (its jobs stay to do); with `wait` False, a
+    a cell that `too_late` says would not end in time is not started (its jobs stay to do); with `wait` False, a
     job another process holds or trains the model of is left to it. Returns {job id: why it failed}."""
-    return Queue(pending, folder, overwrite, bar, list(jobs), deadline, wait).run_all()
+    return Queue(pending, folder, overwrite, bar, list(jobs), too_late, wait).run_all()
 
 
 def progress_bar(cfg: BenchConfig, done: int, total: int, position: int = 0, label: str = ""):
-    return tqdm(
-        total=total,
-        initial=done,
-        desc=f"bench {cfg.name}{label}",
-        unit="job",
-        disable=not cfg.progress,
-        position=position,
-    )
+    desc = f"bench {cfg.name}{label}"
+    return tqdm(total=total, initial=done, desc=desc, unit="job", disable=not cfg.progress, position=position)
 
 
 def run_workers(
-    todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, jobs: list[Job], deadline: Deadline | None
+    todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, jobs: list[Job], too_late: TooLate
 ) -> dict[str, str]:
     """`cfg.workers` processes (spawned: each sets up torch afresh) running `run_jobs` on the same jobs at once."""
     context = multiprocessing.get_context("spawn")
     with context.Pool(cfg.workers) as pool:
         outcomes = pool.starmap(
-            work, [(todo, folder, cfg, overwrite, jobs, deadline, k) for k in range(cfg.workers)], chunksize=1
+            work, [(todo, folder, cfg, overwrite, jobs, too_late, k) for k in range(cfg.workers)], chunksize=1
         )
     return {k: v for failed in outcomes for k, v in failed.items()}
 
 
 def work(
-    todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, jobs: list[Job], deadline: Deadline | None, k: int
+    todo: list[Job], folder: Path, cfg: BenchConfig, overwrite: bool, jobs: list[Job], too_late: TooLate, k: int
 ) -> dict[str, str]:
     """One worker of `run_workers`."""
     runtime.quiet_libraries()
     threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
     bar = progress_bar(cfg, len(jobs) - len(todo), len(jobs), position=k, label=f" worker {k}")
-    return run_jobs(todo, folder, overwrite, bar, jobs, deadline, cfg.wait)
+    return run_jobs(todo, folder, overwrite, bar, jobs, too_late, cfg.wait)
 
 
 def exit_with_parent(parent: int) -> None:

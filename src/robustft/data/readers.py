@@ -109,19 +109,13 @@ def read_label_space_text(path: Path, label_map: dict[str, int], sep: str | None
                 raise DataFormatError(
                     path, number, f"expected label<TAB>premise<TAB>hypothesis, got {len(cells)} fields"
                 )
-            label = to_label(path, number, cells[0], label_map)
-            out.append(
-                Example(
-                    id=f"{path.name}:{number}",
-                    label=label,
-                    text_a=check_text(path, number, cells[1], "premise"),
-                    text_b=check_text(path, number, cells[2], "hypothesis"),
-                )
-            )
+            fields = {"text_a": (cells[1], "premise"), "text_b": (cells[2], "hypothesis")}
         else:
             head, _, text = line.partition(" ")
-            label = to_label(path, number, head, label_map)
-            out.append(Example(id=f"{path.name}:{number}", label=label, text_a=check_text(path, number, text, "text")))
+            cells, fields = [head], {"text_a": (text, "text")}
+        label = to_label(path, number, cells[0], label_map)  # the label is checked before the texts
+        texts = {key: check_text(path, number, text, name) for key, (text, name) in fields.items()}
+        out.append(Example(id=f"{path.name}:{number}", label=label, **texts))
     return out
 
 

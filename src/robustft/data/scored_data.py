@@ -16,6 +16,7 @@ import copy
 from pathlib import Path
 
 from robustft.data.tasks import load_examples
+from robustft.data.user_tasks import resolve_data
 
 # the keys that say what data a run trained on besides `task` (the data layer makes the task from them)
 DATA_KEYS = ("data", "dataset", "dataset_config", "data_columns", "data_labels")
@@ -83,7 +84,7 @@ def settle(cfg, resolved, chosen: set[str], log) -> dict:
     record = {}
     said = inherit_task(cfg, resolved, chosen)
     if said:
-        cfg.validate()  # the data layer makes an inherited file or dataset into its task
+        resolve_data(cfg)  # an inherited file or dataset made into its task
         log.info("%s", said)
         record["task"] = {"value": cfg.task, "from": "training run"}
     found = default_split(cfg, resolved, chosen)

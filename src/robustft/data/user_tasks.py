@@ -1,7 +1,7 @@
 """A user's own data as a task like the registered ones, so that every verb works with it.
 
-`--data FILE` (CSV, TSV, JSONL) or `--dataset NAME [--dataset_config C]` is turned into a `Task` when the config is
-validated (the check registered below runs in `config.validate`, before any verb does work): its columns are named
+`--data FILE` (CSV, TSV, JSONL) or `--dataset NAME [--dataset_config C]` is turned into a `Task` by `resolve_data`,
+which every verb calls on its config before it loads data (`robustft.verbs.check`): its columns are named
 (`--data_columns.text review`) or detected, its labels mapped to ids in a listed order (`--data_labels`, else the
 labels found: whole numbers by value, other labels alphabetically), and the config's `task` names it. The detected
 columns and labels are written into the config, so config.json records them, and the label names become the
@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 
 from robustft import resources
-from robustft.config import explicit_keys, register_group_check
+from robustft.config import explicit_keys
 from robustft.data import user_datasets
 from robustft.data.example import Example
 from robustft.data.tasks import Split, Task, register
@@ -145,8 +145,7 @@ def make_task(name: str, names: tuple, columns: dict, splits: dict[str, list[Exa
     """A task whose splits hand out the examples already read (no file under the data root to read again)."""
     fields = tuple(c for c in (columns["text"], columns["text_pair"]) if c)
     read = {split: Split((), lambda paths, held=tuple(examples): list(held)) for split, examples in splits.items()}
-    pair = columns["text_pair"] is not None
-    return Task(name, tuple(names), fields, read, perturb_field="text_b" if pair else "text_a", note=note)
+    return Task(name, tuple(names), fields, read, note=note)
 
 
 def describe(columns: dict, names) -> str:
@@ -158,6 +157,3 @@ def describe(columns: dict, names) -> str:
 def slug(text: str) -> str:
     """A name safe in folder names: letters, digits, '.', '_' and '-' kept, anything else '_'."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._-") or "data"
-
-
-register_group_check("data", resolve_data)

@@ -10,16 +10,17 @@ from pathlib import Path
 
 import torch
 
-from robustft import runs, runtime
+from robustft import runs, runtime, verbs
 from robustft.atomic import atomic_write_json
 from robustft.config import ProbeConfig
-from robustft.data.digests import data_digests, model_digests
+from robustft.data.digests import model_digests
 from robustft.data.tasks import get_task, load_examples
 from robustft.errors import ConfigError
 from robustft.models.factory import load_classifier
 from robustft.models.im import convert, settings_of
 from robustft.models.probe import noise_pairs, plot, swap_pairs
 from robustft.models.probe import probe as measure
+from robustft.runs.result import RunResult
 
 log = logging.getLogger("robustft.probe")
 
@@ -50,59 +51,54 @@ def load(reference: str, variant: str | None, cfg: ProbeConfig):
     return model, tokenizer
 
 
-def probe(cfg: ProbeConfig, resume: bool = False, overwrite: bool = False) -> dict:
-    """Measure every model on the same perturbed pairs; returns metrics.json's content."""
-    cfg = dataclasses.replace(cfg, models=list(cfg.models), im=dict(cfg.im)).validate()
+def probe(cfg: ProbeConfig, resume: bool = False, overwrite: bool = False) -> RunResult:
+    """Measure every model on the same perturbed pairs; returns the run folder and metrics.json's content."""
+    cfg = verbs.check(dataclasses.replace(cfg, models=list(cfg.models), im=dict(cfg.im)))
     specs = model_specs(cfg)
     task = get_task(cfg.task)
     texts = [e.field(task.perturb_field) for e in load_examples(cfg.task, cfg.split, n=cfg.n, seed=cfg.seed)]
     pairs = swap_pairs(texts, cfg.swaps, cfg.seed) if cfg.perturb == "swap" else noise_pairs(texts)
-    noise = cfg.noise if cfg.perturb == "noise" else 0.0
-    inputs = data_digests(cfg.task, [cfg.split])
+    inputs = verbs.inputs(cfg.task, [cfg.split])
     for name, (reference, _) in specs.items():
         inputs.update({f"{name}/{k}": v for k, v in model_digests(reference).items()})
     with runs.open_run(Path(cfg.output_dir), cfg, inputs, resume=resume, overwrite=overwrite) as run:
-        if run.finished:
-            return run.metrics
-        runtime.set_threads(cfg.threads)
-        device = runtime.pick_device(cfg.device)
-        torch.manual_seed(cfg.seed)
-        results, settings = {}, {}
-        for name, (reference, variant) in specs.items():
-            model, tokenizer = load(reference, variant, cfg)
-            model.to(device)
-            results[name] = measure(
-                model,
-                tokenizer,
-                pairs,
-                noise_std=noise,
-                seed=cfg.seed,
-                max_length=cfg.max_length,
-                precision=cfg.precision,
-            )
-            im = settings_of(model)
-            settings[name] = im.to_dict() if im else None
-            log.info(
-                "%-12s last-layer distance %.4f  per layer %s",
-                name,
-                results[name]["distance_mean"][-1],
-                " ".join(f"{d:.3f}" for d in results[name]["distance_mean"]),
-            )
-        what = f"{cfg.swaps} counter-fitted swap(s)" if cfg.perturb == "swap" else f"embedding noise std {noise}"
-        record = {
-            "task": cfg.task,
-            "split": cfg.split,
-            "n_pairs": len(pairs),
-            "perturbation": what,
-            "seed": cfg.seed,
-            "settings": settings,
-            "results": results,
-        }
-        atomic_write_json(run.path / "probe.json", record)
-        plot(results, run.path / "probe.png", title=f"{cfg.task} {cfg.split}: {len(pairs)} pairs, {what}")
-        summary = {
-            "n_pairs": len(pairs),
-            "perturbation": what,
-            "last_layer_distance": {k: v["distance_mean"][-1] for k, v in results.items()},
-        }
-        return run.write_metrics(summary)
+        if not verbs.reuse(run, None, log, "probe"):
+            measure_all(cfg, specs, pairs, run)
+        return RunResult(run.path, cfg.verb, run.metrics)
+
+
+def measure_all(cfg: ProbeConfig, specs: dict, pairs: list, run: runs.Run) -> None:
+    """Every model's distances on the pairs, into probe.json, probe.png and metrics.json."""
+    runtime.set_threads(cfg.threads)
+    device = runtime.pick_device(cfg.device)
+    torch.manual_seed(cfg.seed)
+    noise = cfg.noise if cfg.perturb == "noise" else 0.0
+    results, settings = {}, {}
+    for name, (reference, variant) in specs.items():
+        model, tokenizer = load(reference, variant, cfg)
+        model.to(device)
+        results[name] = measure(
+            model, tokenizer, pairs, noise_std=noise, seed=cfg.seed, max_length=cfg.max_length, precision=cfg.precision
+        )
+        im = settings_of(model)
+        settings[name] = im.to_dict() if im else None
+        log.info(
+            "%-12s last-layer distance %.4f  per layer %s",
+            name,
+            results[name]["distance_mean"][-1],
+            " ".join(f"{d:.3f}" for d in results[name]["distance_mean"]),
+        )
+    what = f"{cfg.swaps} counter-fitted swap(s)" if cfg.perturb == "swap" else f"embedding noise std {noise}"
+    record = {
+        "task": cfg.task,
+        "split": cfg.split,
+        "n_pairs": len(pairs),
+        "perturbation": what,
+        "seed": cfg.seed,
+        "settings": settings,
+        "results": results,
+    }
+    atomic_write_json(run.path / "probe.json", record)
+    plot(results, run.path / "probe.png", title=f"{cfg.task} {cfg.split}: {len(pairs)} pairs, {what}")
+    last = {k: v["distance_mean"][-1] for k, v in results.items()}
+    run.write_metrics({"n_pairs": len(pairs), "perturbation": what, "last_layer_distance": last})

@@ -10,21 +10,16 @@ from __future__ import annotations
 
 import logging
 import math
-from pathlib import Path
 
-from robustft import runs, runtime
-from robustft.config import EvalConfig, copy_config, explicit_keys
+from robustft import runs, runtime, verbs
+from robustft.config import EvalConfig
 from robustft.data.batching import encode, eval_batches
-from robustft.data.digests import data_digests, model_digests
-from robustft.data.scored_data import settle
-from robustft.data.tasks import get_task, load_examples
 from robustft.defenses.ensemble import EnsembleClassifier, as_ensemble, unwrap
 from robustft.errors import ConfigError
 from robustft.evaluation import certify as certification
-from robustft.evaluation.stats import accuracy_with_interval, majority_baseline
-from robustft.models.factory import load_classifier
-from robustft.models.positions import check_max_length
-from robustft.models.predict import check_labels, class_probs
+from robustft.evaluation.stats import accuracy_text, accuracy_with_interval, majority_baseline
+from robustft.models.predict import class_probs
+from robustft.runs.result import RunResult
 
 log = logging.getLogger("robustft.evaluate")
 
@@ -33,94 +28,79 @@ SETTING_KEYS = ("model", "task", "split", "max_length", "precision", "device", "
 DEFENSE_KEYS = ("ensemble", "certify")  # only for a model that predicts by an ensemble
 
 
-def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> dict:
-    """Score the model; returns metrics.json's content (a finished run of the same config is reused)."""
-    chosen = explicit_keys(cfg)
-    cfg = copy_config(cfg).validate()
-    resolved = runs.resolve(cfg.model)
-    scored = settle(cfg, resolved, chosen, log)  # a run's own task or file, and a file's rows, unless chosen
-    task = get_task(cfg.task)
-    cfg, inherited = runs.inherit(cfg, resolved, {"max_length": 128, "precision": "auto"})
-    inherited.update(scored)
-    out = (
-        Path(cfg.output_dir)
-        if cfg.output_dir
-        else runs.default_output(
-            resolved, "eval", cfg.task, cfg.split, f"n{cfg.n}" if cfg.n else None, f"s{cfg.seed}" if cfg.n else None
-        )
-    )
-    examples = load_examples(cfg.task, cfg.split, n=cfg.n, seed=cfg.seed)
-    inputs = {**data_digests(cfg.task, [cfg.split]), **model_digests(resolved.model)}
-    extra = {"model_run": runs.model_run_record(resolved), "inherited": inherited}
-    shard = runs.shard_of(cfg)
-    runtime.set_threads(cfg.threads)
-    device = runtime.pick_device(cfg.device)
-    model, tokenizer = load_classifier(resolved.model)  # a bad model is refused before any folder is written
-    check_max_length(cfg.max_length, model.config, tokenizer, cfg.model)
-    labels_note = check_labels(model, task)
-    model = as_ensemble(model, tokenizer, task)  # a SAFER / RanMASK / DNE model predicts by its ensemble
+def evaluate(cfg: EvalConfig, resume: bool = False, overwrite: bool = False) -> RunResult:
+    """Score the model; returns the run folder and metrics.json's content (a finished run of the same config is
+    reused)."""
+    s = verbs.score_setup(cfg, log, defaults={"max_length": 128, "precision": "auto"}, output=output_name)
+    cfg = s.cfg
+
+    def result(metrics: dict) -> RunResult:
+        return s.result(metrics, metrics["accuracy"], metrics["accuracy_ci95"])
+
+    model = as_ensemble(s.model, s.tokenizer, s.task)  # a SAFER / RanMASK / DNE model predicts by its ensemble
     check_certify(cfg, model)
-    with runs.open_run(out, cfg, inputs, resume=resume, overwrite=overwrite, extra=extra, shard=shard) as run:
-        if run.finished and (shard is None or run.merged):
-            log.info("%s/%s: finished earlier with these settings (reused); run folder %s", cfg.task, cfg.split, out)
-            return run.metrics
+    with runs.open_run(s.out, cfg, s.inputs, resume=resume, overwrite=overwrite, extra=s.extra, shard=s.shard) as run:
+        if verbs.reuse(run, s.shard, log, f"{cfg.task}/{cfg.split}"):
+            return result(run.metrics)
         if run.finished:  # this shard is done; the others may not be
-            return runs.finish_shard(out, merge, cfg) or run.metrics
-        model.to(device)
-        mine = shard_positions(tokenizer, examples, cfg, shard)
-        probs = (
-            class_probs(
-                model,
-                tokenizer,
-                [examples[i] for i in mine],
-                max_length=cfg.max_length,
-                batch_size=cfg.batch_size,
-                precision=cfg.precision,
-                progress=cfg.progress,
-            )
-            if mine
-            else []
-        )
-        predictions = probs.argmax(-1).tolist() if mine else []
-        records = [
-            {
-                "index": i,
-                "id": examples[i].id,
-                "label": examples[i].label,
-                "prediction": predictions[row],
-                "correct": predictions[row] == examples[i].label,
-                "probs": [round(p, 6) for p in probs[row].tolist()],
-            }
-            for row, i in enumerate(mine)
-        ]
-        if cfg.certify and mine:
-            add_certificates(records, model, tokenizer, [examples[i] for i in mine], cfg)
-        run.write_records(sorted(records, key=lambda r: r["index"]))
+            return result(runs.finish_shard(s.out, merge, cfg) or run.metrics)
+        model.to(s.device)
+        mine = shard_positions(s.tokenizer, s.examples, cfg, s.shard)
+        records = score(model, s.tokenizer, [s.examples[i] for i in mine], mine, cfg)
+        run.write_records(records)
         setting = {
-            "model": resolved.model,
+            "model": s.resolved.model,
             "task": cfg.task,
             "split": cfg.split,
             "max_length": cfg.max_length,
-            "precision": runtime.resolve_precision(cfg.precision, device),
-            "device": str(device),
-            "labels_note": labels_note,
+            "precision": runtime.resolve_precision(cfg.precision, s.device),
+            "device": str(s.device),
+            "labels_note": s.labels_note,
             **defense_setting(model, cfg),
         }
         metrics = run.write_metrics({**summarize(records, [setting]), **im_fallback(unwrap(model), cfg)})
-    if shard is not None:
-        log.info("%s/%s: shard %d/%d scored %d examples; run folder %s", cfg.task, cfg.split, *shard, len(mine), out)
-        return runs.finish_shard(out, merge, cfg) or metrics
-    log.info(
-        "%s/%s: accuracy %.4f on %d examples; run folder %s",
-        cfg.task,
-        cfg.split,
-        metrics["accuracy"],
-        len(examples),
-        out,
-    )
+    if s.shard is not None:
+        log.info(
+            "%s/%s: shard %d/%d scored %d examples; run folder %s", cfg.task, cfg.split, *s.shard, len(mine), s.out
+        )
+        return result(runs.finish_shard(s.out, merge, cfg) or metrics)
+    log.info("%s/%s: accuracy %s; run folder %s", cfg.task, cfg.split, accuracy_text(metrics), s.out)
     for line in certification.describe(metrics["certified"]) if "certified" in metrics else []:
         log.info("%s/%s: %s", cfg.task, cfg.split, line)
-    return metrics
+    return result(metrics)
+
+
+def output_name(cfg: EvalConfig) -> tuple:
+    """The default run folder's name after 'eval': task, split, and the sample's size and seed."""
+    return cfg.task, cfg.split, f"n{cfg.n}" if cfg.n else None, f"s{cfg.seed}" if cfg.n else None
+
+
+def score(model, tokenizer, examples: list, positions: list[int], cfg: EvalConfig) -> list[dict]:
+    """One record per example (its index in the sample at `positions`): prediction, correctness, probabilities, and
+    the certificate when asked."""
+    if not examples:
+        return []
+    probs = class_probs(model, tokenizer, examples, **batching(cfg))
+    predictions = probs.argmax(-1).tolist()
+    records = [
+        {
+            "index": i,
+            "id": example.id,
+            "label": example.label,
+            "prediction": predictions[row],
+            "correct": predictions[row] == example.label,
+            "probs": [round(p, 6) for p in probs[row].tolist()],
+        }
+        for row, (i, example) in enumerate(zip(positions, examples, strict=True))
+    ]
+    if cfg.certify:
+        add_certificates(records, model, tokenizer, examples, cfg)
+    return sorted(records, key=lambda r: r["index"])
+
+
+def batching(cfg: EvalConfig) -> dict:
+    """How the predictions and the certificates' vote counts batch, pad and show progress."""
+    return {key: getattr(cfg, key) for key in ("max_length", "batch_size", "precision", "progress")}
 
 
 def check_certify(cfg: EvalConfig, model) -> None:
@@ -154,15 +134,7 @@ def defense_setting(model, cfg: EvalConfig) -> dict:
 def add_certificates(records: list[dict], model, tokenizer, examples, cfg: EvalConfig) -> None:
     """Each record's certificate (`certify` key), from `cfg.certify_samples` fresh noisy copies of its example."""
     certs = certification.certify_records(
-        model,
-        tokenizer,
-        examples,
-        cfg.certify_samples,
-        cfg.certify_alpha,
-        max_length=cfg.max_length,
-        batch_size=cfg.batch_size,
-        precision=cfg.precision,
-        progress=cfg.progress,
+        model, tokenizer, examples, cfg.certify_samples, cfg.certify_alpha, **batching(cfg)
     )
     for record, cert in zip(records, certs, strict=True):
         record["certify"] = cert

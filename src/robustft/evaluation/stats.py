@@ -64,12 +64,24 @@ def accuracy_from_counts(correct: int, n: int) -> dict:
     return {"accuracy": correct / n, "n": n, "correct": correct, "ci95": accuracy_interval(correct, n)}
 
 
-def accuracy_text(result: dict) -> str:
-    """A terminal summary of an accuracy: "66.7% [30.0, 90.3] (n=6)" (Wilson's interval, in %)."""
+def accuracy_text(result) -> str:
+    """An accuracy as every terminal summary shows it: "66.7% [30.0, 90.3] (n=6)" (Wilson's interval, in %), of
+    `accuracy_with_interval`'s dict or an evaluation's metrics (its interval under `accuracy_ci95`)."""
     if result.get("accuracy") is None:
         return f"- (n={result.get('n', 0)})"
-    low, high = result["ci95"]
+    low, high = result["ci95"] if "ci95" in result else result["accuracy_ci95"]
     return f"{100 * result['accuracy']:.1f}% [{100 * low:.1f}, {100 * high:.1f}] (n={result['n']})"
+
+
+def attack_texts(summary) -> dict[str, str]:
+    """An attack summary's accuracies as `accuracy_text` shows them: before and under attack over every counted
+    example, the success rate over the attacked ones (the skipped were already wrong)."""
+    n, skipped, failed, succeeded = (summary[k] for k in ("num_examples", "num_skipped", "num_failed", "num_succeeded"))
+    return {
+        "original_accuracy": accuracy_text(accuracy_from_counts(n - skipped, n)),
+        "accuracy_under_attack": accuracy_text(accuracy_from_counts(failed, n)),
+        "attack_success_rate": accuracy_text(accuracy_from_counts(succeeded, succeeded + failed)),
+    }
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:

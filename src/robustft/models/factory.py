@@ -9,7 +9,10 @@ refused before transformers sees it). Every load failure is a one-line `ModelLoa
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -25,11 +28,22 @@ from transformers import (
     PreTrainedModel,
     PreTrainedTokenizerBase,
 )
+from transformers.utils import logging as transformers_logging
 
 from robustft import resources, runs
-from robustft.errors import MissingResource, suggest
-from robustft.models.im_settings import base_model_type
+from robustft.errors import ConfigError, MissingResource, suggest
+from robustft.models.im_settings import base_model_type, check_user_settings
 
+# The largest encoder a model folder may describe: far above public encoders (48 layers, hidden 4096, 8,192
+# positions, 250k word pieces), far below what builds for hours or exhausts memory.
+SIZE_LIMITS = {
+    "num_hidden_layers": 1000,
+    "hidden_size": 65_536,
+    "num_attention_heads": 1024,
+    "intermediate_size": 262_144,
+    "max_position_embeddings": 1_048_576,
+    "vocab_size": 10_000_000,
+}
 PICKLE_WEIGHTS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
 LOAD_ERRORS = (OSError, ValueError, KeyError, TypeError, SafetensorError)  # what transformers raises for bad folders
 
@@ -56,6 +70,7 @@ def check_model_folder(ref: str) -> None:
             f"model folder {folder} needs its own Python code (auto_map, model_type {model_type!r} unknown to "
             f"transformers): robustft never runs a model's code (trust_remote_code=False)"
         )
+    check_config_values(config_file, config)
     pickles = sorted(f.name for pattern in PICKLE_WEIGHTS for f in folder.glob(pattern))
     if pickles and not list(folder.glob("*.safetensors")):
         raise ModelLoadError(
@@ -63,6 +78,26 @@ def check_model_folder(ref: str) -> None:
             f"only and never unpickles; convert it with save_pretrained(..., safe_serialization=True) where you "
             f"trust it"
         )
+
+
+def check_config_values(config_file: Path, config: dict) -> None:
+    """Refuse a config.json whose sizes would build for hours (num_hidden_layers 1e6 hung a run), a value that is
+    not a finite number where one is read, or IM settings beyond what a user may ask for (im.K 1e9)."""
+    for key, value in config.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ModelLoadError(f"{config_file}: {key} is {value}, not a finite number")
+    for key, high in SIZE_LIMITS.items():
+        value = config.get(key)
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if value is not None and not (whole and 1 <= value <= high):
+            raise ModelLoadError(f"{config_file}: {key} must be a whole number in [1, {high}], got {value!r}")
+    if config.get("im") is not None:
+        try:
+            if not isinstance(config["im"], dict):
+                raise ConfigError(f"im must be a mapping of IM settings, got {config['im']!r}")
+            check_user_settings(config["im"])
+        except ConfigError as exc:
+            raise ModelLoadError(f"{config_file}: {exc}") from None
 
 
 def one_line(exc: BaseException) -> str:
@@ -76,11 +111,27 @@ def pretrained(cls, ref: str, what: str, name: str | None = None, **kwargs):
     """`cls.from_pretrained(ref, trust_remote_code=False, **kwargs)`; any failure is one line naming the path."""
     check_model_folder(ref)
     try:
-        return cls.from_pretrained(ref, trust_remote_code=False, **kwargs)
+        with quiet_transformers():
+            return cls.from_pretrained(ref, trust_remote_code=False, **kwargs)
     except LOAD_ERRORS as exc:
         shown = ref if name in (None, ref) else f"'{name}' ({ref})"
         hub = "" if Path(ref).exists() else "no such folder here, and as a hub name: "  # a mistyped path, or a name
         raise ModelLoadError(f"cannot load a {what} from {shown}: {hub}{one_line(exc)}") from None
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """transformers' load report (a fresh head's keys) and its weight-loading bar, for one load only: they leaked
+    to a Python user's stderr (issue 67); robustft says itself what it initialised."""
+    verbosity, bar = transformers_logging.get_verbosity(), transformers_logging.is_progress_bar_enabled()
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+        if bar:
+            transformers_logging.enable_progress_bar()
 
 
 def model_reference(name_or_path: str) -> str:

@@ -12,7 +12,6 @@ import warnings
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from robustft.config import register_group_check
 from robustft.errors import ConfigError
 
 ARCHS = ("im", "ex")
@@ -219,7 +218,10 @@ MAX_STEP = 1.0
 
 
 def check_user_settings(values: dict[str, Any] | None) -> ImSettings:
-    """ImSettings from a user's values, within USER_LIMITS and MAX_STEP, or one ConfigError naming im.<key>."""
+    """ImSettings from a user's values, within USER_LIMITS and MAX_STEP, or one ConfigError naming im.<key>. A user's
+    `layers: none` (null) is no layer, as parse_layers reads 'none': every layer is 'all'."""
+    if values and "layers" in values and values["layers"] is None:
+        values = {**values, "layers": ()}
     settings = ImSettings.from_dict(values)
     for name, high in USER_LIMITS.items():
         if getattr(settings, name) is not None and getattr(settings, name) > high:
@@ -256,16 +258,19 @@ def _check_choice(name, value, choices):
         raise ConfigError(f"im.{name} must be one of {', '.join(choices)}, got '{value}'")
 
 
-def check_and_pin_gradient(cfg) -> None:
-    """Check `cfg.im`, and write the gradient mode into it when the user left it out: the default changed from
-    explicit to unrolled (issue 54), so a run folder trained before that under the same settings must not hash
-    equal to one trained now (resuming or reusing it would mix two gradients)."""
-    settings = check_user_settings(cfg.im)
-    check_arch_reads(cfg, settings)
-    # a training run of an IM or EX model (EX has no solve: its mode is recorded, unused, as it was when the default
-    # changed, so that EX folders of that time keep their hash)
-    if getattr(cfg, "arch", "plain") != "plain" and "grad" not in cfg.im:
-        cfg.im = {**cfg.im, "grad": settings.grad}
+def check_im(cfg) -> None:
+    """`cfg.im` checked, and against `cfg.arch` where the config has one (a train config); `cfg` is not changed."""
+    check_arch_reads(cfg, check_user_settings(cfg.im))
+
+
+def pinned_gradient(cfg) -> dict:
+    """`cfg.im` with the gradient mode written in when the user left it out, for a training run to record: the
+    default changed from explicit to unrolled (issue 54), so a run folder trained before that under the same settings
+    must not hash equal to one trained now (resuming or reusing it would mix two gradients). EX has no solve: its mode
+    is recorded, unused, as it was when the default changed, so that EX folders of that time keep their hash."""
+    if cfg.arch == "plain" or "grad" in cfg.im:
+        return dict(cfg.im)
+    return {**cfg.im, "grad": check_user_settings(cfg.im).grad}
 
 
 # The settings only the implicit solve reads: an EX model (the explicit step alone) never uses them.
@@ -288,7 +293,3 @@ def check_arch_reads(cfg, settings: ImSettings) -> None:
     if unread:
         keys = ", ".join(f"im.{key}" for key in unread)
         warnings.warn(f"{keys}: --arch {arch} does not read {'it' if len(unread) == 1 else 'them'}", stacklevel=2)
-
-
-# `--im.*` of a train or probe config is checked when the config is built, before any model loads
-register_group_check("im", check_and_pin_gradient)

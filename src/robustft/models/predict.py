@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 from robustft import runtime
 from robustft.data.batching import collate, encode, eval_batches, model_inputs
 from robustft.data.example import Example
-from robustft.errors import ConfigError
+from robustft.errors import ConfigError, RobustftError
 
 
 @torch.no_grad()
@@ -52,7 +52,17 @@ def class_probs(
             logits = model(**runtime.to_device(model_inputs(batch), device)).logits
         probs[idx] = F.softmax(logits.float(), dim=-1).cpu()
     model.train(was_training)
+    broken = probs.isnan().any(-1).nonzero().flatten().tolist()
+    if broken:  # argmax of NaN is class 0: a broken model would be scored as a majority-class guesser
+        raise NonFiniteOutput(
+            f"the model's outputs are NaN for {len(broken)} of {len(items)} examples (first: "
+            f"{examples[broken[0]].id}): its weights or config.json (e.g. layer_norm_eps) are broken: nothing scored"
+        )
     return probs
+
+
+class NonFiniteOutput(RobustftError):
+    """A model computed NaN class probabilities."""
 
 
 def _bucket(width: int, multiple: int | None, limit: int) -> int | None:

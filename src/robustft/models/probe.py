@@ -143,23 +143,12 @@ def plot(results: dict[str, dict], path, title: str = "") -> None:
         residual = result["residual"]
         if residual:
             numbers = [int(k.split()[-1]) for k in residual]
-            right.plot(
-                numbers,
-                [residual[k]["start"] for k in residual],
-                "--",
-                marker="o",
-                color=color,
-                fillstyle="none",
-                label=f"{name}: explicit start",
-            )
-            right.plot(
-                numbers,
-                [residual[k]["end"] for k in residual],
-                "-",
-                marker="o",
-                color=color,
-                label=f"{name}: after K steps",
-            )
+            for key, style, fill, what in (
+                ("start", "--", "none", "explicit start"),
+                ("end", "-", "full", "after K steps"),
+            ):
+                values = [residual[k][key] for k in residual]
+                right.plot(numbers, values, style, marker="o", color=color, fillstyle=fill, label=f"{name}: {what}")
     for axis in (left, right):
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     left.set(

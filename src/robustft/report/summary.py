@@ -18,12 +18,9 @@ from robustft.evaluation.advglue_intervals import score_difference_over_seeds
 from robustft.evaluation.intervals import accuracy_over_seeds, paired_difference_over_seeds
 from robustft.evaluation.stats import NO_DIFFERENCE, mean_std, paired_comparison
 from robustft.report.certified import certified_rows, is_certified
-from robustft.report.claims.anchors import anchor_rows
-from robustft.report.claims.deviations import collect_deviations
-from robustft.report.claims.paper_claims import claim_rows, joint_claim_rows
-from robustft.report.claims.rift_frontier import add_frontier
 from robustft.report.folders import Run
 from robustft.report.method_keys import MethodKey, key_of, labels_for, seed_of, size_of
+from robustft.report.registry import add_claims
 from robustft.report.run_accuracy import majority_of, outcomes, right_before_attack, run_figures
 from robustft.report.selection import chose_epoch
 
@@ -59,12 +56,20 @@ def _sort_key(value) -> tuple:
     return (KIND_ORDER[value[0]],) + tuple((v is None, str(v)) for v in value[1:])
 
 
-def standing(finished: bool = True, runs_committed: bool = True, why: str = "", comparisons: list | tuple = ()) -> dict:
+def standing(
+    finished: bool = True,
+    runs_committed: bool = True,
+    why: str = "",
+    comparisons: list | tuple = (),
+    frontier_studies: dict[str, str] | None = None,
+) -> dict:
     """Whether the study the runs come from may carry verdicts (SPEC section 7: none from an unfinished preset or
     runs that are not committed), and why not in words (e.g. "still running, 147 of 189 jobs"). `comparisons`: the
     pairs (A, B) of method labels its settings registered beside those with the baseline (each evaluation then
-    gives A - B paired, `registered`); left out of the dict when there are none."""
+    gives A - B paired, `registered`); `frontier_studies`: by task, the study that traces the baselines' frontiers
+    (RIFT's joint rows name it); each left out of the dict when there are none."""
     out = {"finished": finished, "runs_committed": runs_committed, "why": why}
+    out |= {"frontier_studies": dict(frontier_studies)} if frontier_studies else {}
     return out | ({"comparisons": [list(pair) for pair in comparisons]} if comparisons else {})
 
 
@@ -90,16 +95,7 @@ def build_summary(
         )
     summary = {
         "robustft_report": REPORT_VERSION,
-        "runs": [
-            {
-                "name": r.name,
-                "verb": r.verb,
-                "hash": r.meta.get("hash"),
-                "method": labels.get(k) if r.verb != "probe" else None,
-                "seed": seed_of(r.model_config) if r.verb != "probe" else None,
-            }
-            for r, k in [(r, method_of(r)) for r in runs]
-        ],
+        "runs": [_listed(r, labels) for r in runs],
         "baseline": f"{baseline} (no run of it has finished yet: nothing is paired)"
         if absent
         else baseline or "plain+standard (same model, task and training size)",
@@ -108,18 +104,21 @@ def build_summary(
         "advglue": _advglue(keyed),
         "training_size": _training_size(methods, evaluations),
         "probes": _probes(runs),
-        "deviations": collect_deviations(runs),
         "study": study,
     }
     certified = certified_rows(keyed, labels, methods)
     if certified:  # a report without certificates stays as it was
         summary["certified"] = certified
-    summary["anchors"] = anchor_rows(summary)
-    summary["claims"] = claim_rows(summary)
-    summary["joint_claims"] = joint_claim_rows(summary)
-    by_name = {r.name: r for r, _ in keyed}  # the frontier reads per-example outcomes (interpolated per example)
-    add_frontier(summary, lambda name: outcomes(by_name[name]) if name in by_name else None)
+    by_name = {r.name: r for r, _ in keyed}  # a plug-in may read per-example outcomes (RIFT's frontier does)
+    add_claims(summary, runs, lambda name: outcomes(by_name[name]) if name in by_name else None)
     return summary
+
+
+def _listed(run: Run, labels: dict[MethodKey, str]) -> dict:
+    """A run as report.json lists it: its name, verb, hash, and the method and seed it concerns (none for a probe)."""
+    probe = run.verb == "probe"
+    method, seed = (None, None) if probe else (labels.get(method_of(run)), seed_of(run.model_config))
+    return {"name": run.name, "verb": run.verb, "hash": run.meta.get("hash"), "method": method, "seed": seed}
 
 
 def _methods(keyed: list[tuple[Run, MethodKey]], labels: dict[MethodKey, str]) -> dict:
@@ -210,24 +209,10 @@ def _evaluations(keyed, labels, by_label, baseline, comparisons=()) -> list[dict
                         runs_of[key], runs_of[base], labels[key], labels[base], both_right_before=True
                     )
             rows.append(row)
-        kind, task, split, recipe, protocol, n, seed = ev_key
         extra = {"registered": _registered(runs_of, by_label, comparisons)} if comparisons else {}
-        out.append(
-            {
-                "kind": kind,
-                "task": task,
-                "split": split,
-                "recipe": recipe,
-                "protocol": protocol,
-                "n": n,
-                "sample_seed": seed,
-                "title": evaluation_title(ev_key),
-                "majority": majority_of([r for r, _ in members]),
-                "rows": rows,
-                "duplicates": duplicates,
-                **extra,
-            }
-        )
+        measured = dict(zip(("kind", "task", "split", "recipe", "protocol", "n", "sample_seed"), ev_key, strict=True))
+        measured |= {"title": evaluation_title(ev_key), "majority": majority_of([r for r, _ in members])}
+        out.append(measured | {"rows": rows, "duplicates": duplicates, **extra})
     return out
 
 
@@ -394,8 +379,7 @@ def _training_size(methods: dict, evaluations: list[dict]) -> list[dict]:
             m["task"],
             m["arch"],
             m["method"],
-            json.dumps(m["method_args"], sort_keys=True),
-            json.dumps(m["im"], sort_keys=True),
+            json.dumps([m["method_args"], m["im"]], sort_keys=True),
         )
         families.setdefault(family, []).append(label)
     out = []
@@ -408,15 +392,8 @@ def _training_size(methods: dict, evaluations: list[dict]) -> list[dict]:
             figures = {
                 ev["title"]: row["accuracy"] for ev in evaluations for row in ev["rows"] if row["method"] == label
             }
-            points.append(
-                {
-                    "method": label,
-                    "size": m["size"],
-                    "n_train": m["n_train"],
-                    "dev": m["dev_accuracy"],
-                    "evaluations": figures,
-                }
-            )
+            points.append({"method": label, "size": m["size"], "n_train": m["n_train"], "dev": m["dev_accuracy"]})
+            points[-1]["evaluations"] = figures
         points.sort(key=lambda p: (p["n_train"] is None, p["n_train"] or 0))
         out.append({"family": f"{family[2]}+{family[3]}", "model": family[0], "task": family[1], "points": points})
     return out
@@ -424,22 +401,10 @@ def _training_size(methods: dict, evaluations: list[dict]) -> list[dict]:
 
 def _probes(runs: list[Run]) -> list[dict]:
     out = []
-    for run in runs:
-        if run.verb != "probe" or not run.probe:
-            continue
+    for run in (r for r in runs if r.verb == "probe" and r.probe):
         p = run.probe
-        out.append(
-            {
-                "run": run.name,
-                "task": p.get("task"),
-                "split": p.get("split"),
-                "n_pairs": p.get("n_pairs"),
-                "perturbation": p.get("perturbation"),
-                "settings": p.get("settings", {}),
-                "models": {
-                    name: {"distance_mean": r.get("distance_mean"), "distance_std": r.get("distance_std")}
-                    for name, r in p.get("results", {}).items()
-                },
-            }
-        )
+        found = {k: p.get(k) for k in ("task", "split", "n_pairs", "perturbation")}
+        results = p.get("results", {})
+        models = {name: {k: r.get(k) for k in ("distance_mean", "distance_std")} for name, r in results.items()}
+        out.append({"run": run.name, **found, "settings": p.get("settings", {}), "models": models})
     return out

@@ -1,7 +1,8 @@
 """Creating, checking, clearing and deleting a run folder (opening one for a verb is `opening.open_run`).
 
 Clearing (`--overwrite`) and deleting take what robustft wrote, and only that: other files stay, named in a
-warning. A symbolic link is unlinked, never followed, and every failure names its path.
+warning, and a user's file inside robustft's own folders (best/notes.txt) stops the clearing before anything is
+deleted. A symbolic link is unlinked, never followed, and every failure names its path.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from robustft.atomic import WriteError, os_errors
 from robustft.errors import ConfigError
 from robustft.runs import lock
 from robustft.runs.description import read_description
-from robustft.runs.names import LOCK, is_lock, is_ours
+from robustft.runs.names import LOCK, MODEL_FILE, OUR_FOLDERS, is_lock, is_ours
 
 log = logging.getLogger("robustft.runs")
 
@@ -93,12 +94,33 @@ def remove(entry: Path) -> None:
         ) from None
 
 
+def user_files_within(entry: Path) -> list[Path]:
+    """What robustft did not write in one of its folders (best/, trackers/, checkpoint/ and their .old/.tmp swap
+    copies): a plain file under such a name (robustft writes them as folders only); in best/, a file not named like
+    a saved model's (a subfolder, notes.txt); at the top of trackers/, a file (trackers write folders there)."""
+    folder = entry.name.removesuffix(".old").removesuffix(".tmp")
+    if folder not in OUR_FOLDERS or entry.is_symlink():  # a link is unlinked, never followed
+        return []
+    if not entry.is_dir():
+        return [entry]
+    if folder == "best":
+        return [p for p in entry.iterdir() if p.is_dir() or not MODEL_FILE.fullmatch(p.name)]
+    return [p for p in entry.iterdir() if not p.is_dir()] if folder == "trackers" else []
+
+
 def clear_outputs(path: Path, keep_locks: set[str]) -> list[Path]:
     """Delete what robustft wrote into the run folder `path` (this process holds the locks in `keep_locks`), and
     only that: anything else stays and is named in a warning. Refused while another process holds any of the
     folder's locks. Returns what was kept."""
     protect(path)
     lock.refuse_if_others_hold(path, keep_locks)
+    foreign = [f for entry in contents(path) if is_ours(entry.name) for f in user_files_within(entry)]
+    if foreign:  # refused before anything is deleted: the user's files go nowhere
+        names = ", ".join(str(f.relative_to(path)) for f in sorted(foreign)[:10])
+        raise ConfigError(
+            f"output_dir: {path} holds {len(foreign)} file(s) robustft did not write where --overwrite deletes: "
+            f"{names}{' ...' if len(foreign) > 10 else ''}; move them out first"
+        )
     kept = []
     for entry in sorted(contents(path)):
         if is_ours(entry.name):

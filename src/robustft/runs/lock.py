@@ -51,6 +51,10 @@ def take(folder: Path, name: str = LOCK) -> IO:
         handle.close()
         raise in_use(Path(folder), lock_file) from None
     handle.seek(0)
+    if not handle.read(64).strip().isdigit() and lock_file.stat().st_size:  # ours hold a pid or nothing
+        release(handle)
+        raise ConfigError(f"{lock_file} is not a robustft lock (it holds other text): refusing to overwrite it")
+    handle.seek(0)
     handle.truncate()
     handle.write(str(os.getpid()))
     handle.flush()

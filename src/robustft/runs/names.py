@@ -27,6 +27,8 @@ OUR_FILES = {
     *(f"{verb}.log" for verb in VERBS),
 }
 OUR_FOLDERS = {"best", "checkpoint", "trackers"}  # train: the best model, checkpoints, experiment trackers
+# The files save_pretrained and the model card write into best/ (weights, configs, tokenizer files)
+MODEL_FILE = re.compile(r"[^/]+\.(json|safetensors|model)|vocab\.txt|merges\.txt|README\.md")
 _SHARD = re.compile(r"\.shard-\d+-of-\d+(?=\.)")
 _ATOMIC_TMP = re.compile(r"\.\d+\.tmp$")  # atomic.py's temporary name: <file>.<pid>.tmp
 

@@ -16,7 +16,8 @@ from robustft.errors import ConfigError
 from robustft.runs import lock
 from robustft.runs.description import describe, differences, is_finished, resumed_description
 from robustft.runs.folder import check_target, clear_outputs, contents, make_folder
-from robustft.runs.names import CONFIG, LOCK
+from robustft.runs.names import CONFIG, LOCK, METRICS
+from robustft.runs.records import read_json
 from robustft.runs.run import Run
 from robustft.runs.shards import open_shard
 
@@ -48,9 +49,10 @@ def open_run(
                 clear_outputs(path, keep_locks={LOCK})
         elif saved is not None:
             same = saved.get("hash") == description["hash"]
-            if same and is_finished(path):
+            if same and is_finished(path):  # its metrics read under the lock: never another run's, rewritten
+                finished = Run(path, cfg.verb, saved, finished=True, loaded_metrics=read_json(path / METRICS))
                 lock.release(handle)
-                return Run(path, cfg.verb, saved, finished=True)
+                return finished
             if not resume:
                 what = "a finished run with other settings" if is_finished(path) else "an unfinished run"
                 raise ConfigError(

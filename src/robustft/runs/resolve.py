@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from robustft.errors import ConfigError
 from robustft.runs.description import read_description
 from robustft.runs.names import CONFIG
 from robustft.runs.repair import BEST, repair_train_run
@@ -46,6 +47,11 @@ def inherit(cfg, resolved: Resolved, defaults: dict):
                 value = "bf16" if train.get("bf16", True) else "fp32"  # runs written before `precision`
             setattr(cfg, key, value)
             inherited[key] = {"value": value, "from": "training run" if key in train else "default"}
+    if inherited:  # a value read from a run folder is checked as one the user typed (a tampered max_length -5)
+        try:
+            cfg.validate()
+        except ConfigError as exc:
+            raise ConfigError(f"{Path(resolved.run_path or resolved.model) / CONFIG}: inherited {exc}") from None
     return cfg, inherited
 
 

@@ -79,8 +79,9 @@ def open_shard(
             saved = check_target(path, cfg.verb, locked=True, overwrite=overwrite)
             same = saved is not None and saved.get("hash") == description["hash"]
             if same and is_finished(path) and not overwrite:
+                metrics = read_metrics(path)  # under the lock, as open_run reads a finished run's
                 lock.release(handle)
-                return Run(path, cfg.verb, saved, finished=True, shard=shard, merged=True)
+                return Run(path, cfg.verb, saved, finished=True, shard=shard, merged=True, loaded_metrics=metrics)
             if saved is not None and not same and not overwrite:
                 raise ConfigError(
                     f"output_dir: {path} holds a run with other settings ({differences(saved, description)});"

@@ -12,6 +12,8 @@ damaged) is skipped with a warning for the one before it.
 Cost: one full write per checkpoint (no in-memory clone, no extra copy during the swap), plus one read
 back to hash it. How often is `CheckpointSchedule`'s job: by steps, by wall-clock time, or both.
 A multi-process run saves every rank's RNG state (dropout differs per rank), so each rank resumes exactly.
+Beside them: the best model, swapped in whole (`save_best`), and the rules for going on (`resumed_precision`,
+`out_of_patience`).
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from robustft.atomic import WriteError, fsync_path, os_errors, write_file
+from robustft.atomic import fsync_path, os_errors, recover_folder, swap_folder, write_file
 from robustft.errors import RobustftError
+from robustft.models.model_card import write_model_card
 from robustft.resources import file_sha256
 
 log = logging.getLogger(__name__)
@@ -365,14 +368,45 @@ def restore_rng(meta: dict, tensors: dict[str, torch.Tensor], rank: int) -> None
     )
 
 
-__all__ = [
-    "rng_state",
-    "CheckpointError",
-    "CheckpointSchedule",
-    "WriteError",
-    "complete_checkpoints",
-    "discard_checkpoints",
-    "has_checkpoint",
-    "load_checkpoint",
-    "save_checkpoint",
-]
+def resumed_precision(state: dict, here: str) -> str:
+    """The precision a resumed run goes on in: the one it was trained in so far. Only 'auto' can differ (an explicit
+    precision is in the config hash), and it resolves per machine (bf16 only on CPUs with native bf16), so a run
+    moved to another machine would otherwise finish in another precision than it started in, and not resume exactly.
+    Checkpoints written before the loop recorded its precision go on in `here`."""
+    started = state.get("precision", here)
+    if started != here:
+        log.warning(
+            "this run was trained in %s so far; 'auto' means %s on this machine: going on in %s so the resume is "
+            "exact (--overwrite starts again in %s)",
+            started,
+            here,
+            started,
+            here,
+        )
+    return started
+
+
+def out_of_patience(state: dict, patience: int | None) -> bool:
+    """Early stopping: `patience` epochs have ended since the best dev accuracy."""
+    best = state["best"]
+    return patience is not None and best is not None and state["epoch"] - best["epoch"] >= patience
+
+
+def checkpoint(group, folder: Path, modules, optimizer, scheduler, state: dict, keep: int) -> None:
+    """Rank 0 writes the checkpoint, with every rank's RNG state (gathered) so that each resumes exactly."""
+    rng = group.gather(rng_state())
+    if group.world.main:
+        save_checkpoint(folder, modules, optimizer, scheduler, state, keep=keep, rng_states=rng)
+
+
+def save_best(model, tokenizer, folder: Path, card: dict) -> None:
+    """`save_pretrained` (and the model card) into a temporary folder, then swap it in: the best model is never
+    half-written."""
+    recover_folder(folder)
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    with os_errors(tmp, "save the best model to"):
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        write_model_card(tmp, card)
+    swap_folder(tmp, folder)

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import datetime
 from contextlib import nullcontext
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
+from robustft import runs
 from robustft.data.batching import encode, eval_batches
+from robustft.errors import RobustftError
 from robustft.models.predict import accuracy, accuracy_from_probs, class_probs
 from robustft.runtime import World
 
@@ -141,24 +144,33 @@ def start(world: World, device: torch.device) -> Solo:
 def dev_accuracy(group: Solo, model, tokenizer, examples, max_length: int, batch_size: int, precision: str) -> dict:
     """Dev accuracy and loss with the prediction batches split across ranks and gathered. Each rank scores whole
     batches of one process's batching (same padding, same arithmetic), so every rank gets one process's numbers."""
+    batching = {"max_length": max_length, "batch_size": batch_size, "precision": precision}
     if not group.world.distributed:
-        return accuracy(model, tokenizer, examples, max_length=max_length, batch_size=batch_size, precision=precision)
+        return accuracy(model, tokenizer, examples, **batching)
     batches = eval_batches(encode(tokenizer, examples, max_length), batch_size)
     mine = sorted(i for b in batches[group.world.rank :: group.world.size] for i in b)
-    probs = (
-        class_probs(
-            model,
-            tokenizer,
-            [examples[i] for i in mine],
-            max_length=max_length,
-            batch_size=batch_size,
-            precision=precision,
-        )
-        if mine
-        else torch.empty(0, model.config.num_labels)
-    )
+    probs = class_probs(model, tokenizer, [examples[i] for i in mine], **batching).tolist() if mine else []
     full = torch.empty(len(examples), model.config.num_labels)
-    for positions, part in group.gather((mine, probs.tolist())):  # float32 -> Python float -> float32 is exact
+    for positions, part in group.gather((mine, probs)):  # float32 -> Python float -> float32 is exact
         if positions:
             full[positions] = torch.tensor(part, dtype=full.dtype)
     return accuracy_from_probs(full, [e.label for e in examples])
+
+
+def open_on_main(group: Solo, path: Path, cfg, inputs: dict, **kwargs) -> runs.Run:
+    """Rank 0 opens (checks, creates, locks) the run folder; the other ranks get its description, or its refusal."""
+    run, error = None, None
+    if group.world.main:
+        try:
+            run = runs.open_run(path, cfg, inputs, **kwargs)
+        except Exception as exc:  # every rank must stop, not only the one that saw it
+            error = exc
+    mine = None
+    if group.world.main:
+        mine = ("error", str(error)) if error is not None else ("ok", run.finished, run.description)
+    shared = group.broadcast(mine)
+    if error is not None:
+        raise error
+    if shared[0] == "error":
+        raise RobustftError(f"rank 0 could not open the run folder: {shared[1]}")
+    return run or runs.Run(Path(path), cfg.verb, shared[2], finished=shared[1])

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import math
 import random
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,27 +21,31 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from robustft import runs, runtime
-from robustft.atomic import os_errors, recover_folder, swap_folder
+from robustft import runs, runtime, verbs
 from robustft.clock import paused_seconds, working_seconds
-from robustft.config import TrainConfig, config_hash, explicit_keys
+from robustft.config import TrainConfig, config_hash
 from robustft.data.batching import collate, encode, epoch_batches, rank_slice
-from robustft.data.digests import data_digests, model_digests
 from robustft.data.tasks import get_task, load_examples
 from robustft.errors import ConfigError, RobustftError
 from robustft.models.factory import load_classifier, load_config, load_tokenizer
-from robustft.models.model_card import write_model_card
+from robustft.models.im_settings import pinned_gradient
+from robustft.models.model_card import KNOWN as CARD_KEYS
 from robustft.models.positions import check_max_length
+from robustft.runs.result import RunResult
 from robustft.training import distributed, tracking
 from robustft.training.checkpoint import (
     CheckpointSchedule,
+    checkpoint,
     discard_checkpoints,
     has_checkpoint,
     load_checkpoint,
-    rng_state,
-    save_checkpoint,
+    out_of_patience,
+    resumed_precision,
+    save_best,
 )
-from robustft.training.objectives.base import OBJECTIVES, TrainContext, build_objective
+from robustft.training.interrupt import report_interrupt
+from robustft.training.method import Method, resolve_method
+from robustft.training.objectives.base import TrainContext
 from robustft.training.optim import build_optimizer
 from robustft.version import __version__
 
@@ -57,42 +60,6 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-
-
-def apply_preset(cfg: TrainConfig) -> dict:
-    """Fill the keys the user did not set from the method's published recipe (e.g. rift-imdb); returns what was
-    applied, which config.json records. Explicit keys always win: files, --key, and in Python the keys given to
-    the constructor or assigned, even at their default values (`TrainConfig(method="safer", lr=5e-5)` keeps 5e-5)."""
-    build_objective(cfg.method, {})  # imports the registry and checks the name
-    preset = getattr(OBJECTIVES[cfg.method], "preset", None)
-    values = dict(preset(cfg.task)) if preset else {}
-    chosen, applied = explicit_keys(cfg), {}
-    for key, value in values.items():
-        if key == "method_args":
-            extra = {k: v for k, v in value.items() if k not in cfg.method_args}
-            cfg.method_args = {**extra, **cfg.method_args}
-            if extra:
-                applied[key] = extra
-        elif key not in chosen:
-            setattr(cfg, key, value)
-            applied[key] = value
-    return applied
-
-
-def preset_line(method: str, applied: dict) -> str:
-    """'method pgd: its preset set lr=2e-05, epochs=10, ... (keys you set are kept; ...)'."""
-    parts = [f"{key}={value!r}" for key, value in applied.items() if key != "method_args"]
-    parts += [f"method_args.{key}={value!r}" for key, value in applied.get("method_args", {}).items()]
-    return f"method {method}: its preset set {', '.join(parts)} (keys you set are kept; set any of these to change it)"
-
-
-def run_notes(cfg: TrainConfig, preset: dict) -> dict | None:
-    """What config.json records beside the config: the preset applied and the method's deviations."""
-    deviations = OBJECTIVES[cfg.method].deviations(cfg)
-    notes = ({"preset": {"method": cfg.method, "applied": preset}} if preset else {}) | (
-        {"deviations": deviations} if deviations else {}
-    )
-    return notes or None
 
 
 def apply_arch(model, cfg: TrainConfig):
@@ -110,17 +77,42 @@ def run_dir_for(cfg: TrainConfig) -> Path:
     return Path("runs") / f"{cfg.task}-{cfg.method}-{cfg.arch}-{config_hash(cfg)[:8]}"
 
 
-def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progress: bool | None = None) -> Path:
-    """Train, select the best epoch on dev, and return the run folder (see README: 'A run folder').
+def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progress: bool | None = None) -> RunResult:
+    """Train, select the best epoch on dev; returns the run folder (see README: 'A run folder') and its metrics.
 
     A finished run of the same config in the folder is reused as it is (nothing is trained again).
     """
-    cfg.validate()
-    preset = apply_preset(cfg)
-    cfg.validate()
+    verbs.check(cfg)
+    method = resolve_method(cfg)
+    cfg.im = pinned_gradient(cfg)
     if progress is not None:
         cfg.progress = progress
     task = get_task(cfg.task)
+    train_examples, dev_examples = load_data(cfg)
+    check_max_length(cfg.max_length, load_config(cfg.model), load_tokenizer(cfg.model), cfg.model)
+    inputs = verbs.inputs(cfg.task, [cfg.train_split, cfg.dev_split], cfg.model)
+    group = distributed.start(runtime.world(), runtime.pick_device(cfg.device))
+    try:
+        run = distributed.open_on_main(
+            group, run_dir_for(cfg), cfg, inputs, resume=resume, overwrite=overwrite, extra=method.notes()
+        )
+        if verbs.reuse(run, None, log, "train"):
+            return train_result(run.path, run.metrics)
+        try:
+            return _train(cfg, method, run, task, train_examples, dev_examples, resume, group)
+        except KeyboardInterrupt:
+            if group.world.main:
+                report_interrupt(cfg, run.path)
+            raise
+        finally:
+            run.close()
+            runs.detach_log()
+    finally:
+        group.close()
+
+
+def load_data(cfg: TrainConfig) -> tuple[list, list]:
+    """The training and dev samples; a split without examples, or a sample larger than its split, is refused."""
     train_examples = load_examples(
         cfg.task, cfg.train_split, n=cfg.n_train, seed=cfg.data_seed, per_class=cfg.per_class
     )
@@ -131,48 +123,13 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False, progr
             raise ConfigError(f"{key}: {cfg.task}/{split} has no examples")
         if wanted is not None and wanted > available:
             raise ConfigError(f"{key}: asked for {wanted} examples but {cfg.task}/{split} has only {available}")
-    check_max_length(cfg.max_length, load_config(cfg.model), load_tokenizer(cfg.model), cfg.model)
-    inputs = {**data_digests(cfg.task, [cfg.train_split, cfg.dev_split]), **model_digests(cfg.model)}
-    group = distributed.start(runtime.world(), runtime.pick_device(cfg.device))
-    try:
-        run = open_on_main(
-            group,
-            run_dir_for(cfg),
-            cfg,
-            inputs,
-            resume=resume,
-            overwrite=overwrite,
-            extra=run_notes(cfg, preset),
-        )
-        if run.finished:
-            log.info("%s already holds this finished run: reusing it", run.path)
-            return run.path
-        try:
-            return _train(cfg, run, task, train_examples, dev_examples, resume, group)
-        finally:
-            run.close()
-            runs.detach_log()
-    finally:
-        group.close()
+    return train_examples, dev_examples
 
 
-def open_on_main(group: distributed.Solo, path: Path, cfg: TrainConfig, inputs: dict, **kwargs) -> runs.Run:
-    """Rank 0 opens (checks, creates, locks) the run folder; the other ranks get its description, or its refusal."""
-    run, error = None, None
-    if group.world.main:
-        try:
-            run = runs.open_run(path, cfg, inputs, **kwargs)
-        except Exception as exc:  # every rank must stop, not only the one that saw it
-            error = exc
-    mine = None
-    if group.world.main:
-        mine = ("error", str(error)) if error is not None else ("ok", run.finished, run.description)
-    shared = group.broadcast(mine)
-    if error is not None:
-        raise error
-    if shared[0] == "error":
-        raise RobustftError(f"rank 0 could not open the run folder: {shared[1]}")
-    return run or runs.Run(Path(path), cfg.verb, shared[2], finished=shared[1])
+def train_result(path: Path, metrics: dict) -> RunResult:
+    """The run's result: its best dev accuracy (a fraction) and dev size."""
+    best = metrics.get("best") or {}
+    return RunResult(Path(path), "train", metrics, best.get("dev_accuracy"), None, metrics.get("n_dev"))
 
 
 @dataclass
@@ -211,10 +168,10 @@ class _Training:
 
 
 def _train(
-    cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, resume: bool, group: distributed.Solo
-) -> Path:
+    cfg: TrainConfig, method: Method, run: runs.Run, task, train_examples, dev_examples, resume, group
+) -> RunResult:
     """Epochs of training passes, each followed by dev evaluation, keeping the best model; then metrics.json."""
-    t = _set_up(cfg, run, task, train_examples, dev_examples, resume, group)
+    t = _set_up(cfg, method, run, task, train_examples, dev_examples, resume, group)
     for epoch in range(t.state["epoch"], cfg.epochs):
         if out_of_patience(t.state, cfg.patience):  # checked here too, so a resume after the last epoch also stops
             break
@@ -226,16 +183,15 @@ def _train(
 
 
 def _set_up(
-    cfg: TrainConfig, run: runs.Run, task, train_examples, dev_examples, resume: bool, group: distributed.Solo
+    cfg: TrainConfig, method: Method, run: runs.Run, task, train_examples, dev_examples, resume, group
 ) -> _Training:
     """The log, seeds, device and precision, then the model, objective and optimiser, resumed from the checkpoint
     when asked. The order is the RNG's: a seeded run must draw the same numbers in the same order."""
     world = group.world
     if world.main:
         runs.attach_log(run.path, "train.log")
-    preset = (run.description or {}).get("preset")
-    if preset:  # on the console and in train.log: a preset never changes a run without a word
-        log.info("%s", preset_line(preset["method"], preset["applied"]))
+    if method.preset_line():  # on the console and in train.log: a preset never changes a run without a word
+        log.info("%s", method.preset_line())
     runtime.set_threads(cfg.threads)
     seed_everything(cfg.seed)
     device = runtime.pick_device(cfg.device)
@@ -244,7 +200,7 @@ def _set_up(
     model, tokenizer = load_classifier(cfg.model, task.label_names)
     model = apply_arch(model, cfg).to(device)
     log.info("device %s, precision %s (config: %s), %d process(es)", device, precision, cfg.precision, world.size)
-    objective, modules = _objective_for(cfg, task, model, tokenizer, run.path, device)
+    objective, modules = _objective_for(cfg, method, task, model, tokenizer, run.path, device)
     items = encode(tokenizer, train_examples, cfg.max_length)
     batches_per_epoch = len(
         epoch_batches(items, cfg.batch_size, cfg.seed, 0, cfg.group_by_length, objective.class_balanced_batches)
@@ -301,10 +257,10 @@ def _start_or_resume(
     return state
 
 
-def _objective_for(cfg: TrainConfig, task, model, tokenizer, run_dir: Path, device) -> tuple[Any, dict]:
+def _objective_for(cfg: TrainConfig, method: Method, task, model, tokenizer, run_dir: Path, device) -> tuple:
     """The method's objective, set up on the model, and every module the optimiser and checkpoints cover: the
     model and the objective's own (RIFT's heads), on the device."""
-    objective = build_objective(cfg.method, cfg.method_args)
+    objective = method.objective(cfg.method_args)
     objective.setup(
         model, TrainContext(tokenizer=tokenizer, task=task, model_name=cfg.model, run_dir=run_dir, device=device)
     )
@@ -467,26 +423,13 @@ def im_fallback_share(t: _Training) -> float | None:
 def _model_card(t: _Training, dev: dict, epoch: int) -> dict:
     """What the best model's card says: how it was trained and its dev accuracy."""
     cfg = t.cfg
-    return {
-        "method": cfg.method,
-        "method_args": cfg.method_args,
-        "base_model": cfg.model,
-        "task": cfg.task,
-        "train_split": cfg.train_split,
-        "n_train": t.n_train,
-        "per_class": cfg.per_class,
-        "data_seed": cfg.data_seed,
-        "seed": cfg.seed,
-        "epochs": cfg.epochs,
-        "max_length": cfg.max_length,
-        "run": str(t.run.path),
-        "config_hash": t.run.description["hash"],
-        "robustft": __version__,
-        "dev": {"split": cfg.dev_split, "accuracy": dev["accuracy"], "n": dev["n"], "epoch": epoch + 1},
-    }
+    own = {"base_model": cfg.model, "n_train": t.n_train, "run": str(t.run.path), "robustft": __version__}
+    own["config_hash"] = t.run.description["hash"]
+    card = {key: own[key] if key in own else getattr(cfg, key) for key in CARD_KEYS}  # the rest are config keys
+    return card | {"dev": {"split": cfg.dev_split, "accuracy": dev["accuracy"], "n": dev["n"], "epoch": epoch + 1}}
 
 
-def _finish(t: _Training) -> Path:
+def _finish(t: _Training) -> RunResult:
     """metrics.json (rank 0), the tracker closed, every rank past the barrier; returns the run folder."""
     state, cfg, model, world = t.state, t.cfg, t.model, t.world
     metrics = {
@@ -513,7 +456,7 @@ def _finish(t: _Training) -> Path:
         diverged = sum(layer["diverged"] for layer in metrics["im_solver"].values())
         log.info("IM solver: %d diverged solves fell back to the explicit step in this process", diverged)
     if world.main:
-        t.run.write_metrics(metrics, complete=True)
+        metrics = t.run.write_metrics(metrics, complete=True)
         if not cfg.keep_checkpoints:  # finished runs are reused, never resumed: best/ is all that stays
             freed = discard_checkpoints(t.checkpoint_dir)
             log.info("removed the checkpoints (%.0f MB; --keep_checkpoints keeps them)", freed / 1e6)
@@ -525,48 +468,4 @@ def _finish(t: _Training) -> Path:
         state["best"]["epoch"],
         t.run.path,
     )
-    return t.run.path
-
-
-def resumed_precision(state: dict, here: str) -> str:
-    """The precision a resumed run goes on in: the one it was trained in so far. Only 'auto' can differ (an explicit
-    precision is in the config hash), and it resolves per machine (bf16 only on CPUs with native bf16), so a run
-    moved to another machine would otherwise finish in another precision than it started in, and not resume exactly.
-    Checkpoints written before the loop recorded its precision go on in `here`."""
-    started = state.get("precision", here)
-    if started != here:
-        log.warning(
-            "this run was trained in %s so far; 'auto' means %s on this machine: going on in %s so the resume is "
-            "exact (--overwrite starts again in %s)",
-            started,
-            here,
-            started,
-            here,
-        )
-    return started
-
-
-def out_of_patience(state: dict, patience: int | None) -> bool:
-    """Early stopping: `patience` epochs have ended since the best dev accuracy."""
-    best = state["best"]
-    return patience is not None and best is not None and state["epoch"] - best["epoch"] >= patience
-
-
-def checkpoint(group: distributed.Solo, folder: Path, modules, optimizer, scheduler, state: dict, keep: int) -> None:
-    """Rank 0 writes the checkpoint, with every rank's RNG state (gathered) so that each resumes exactly."""
-    rng = group.gather(rng_state())
-    if group.world.main:
-        save_checkpoint(folder, modules, optimizer, scheduler, state, keep=keep, rng_states=rng)
-
-
-def save_best(model, tokenizer, folder: Path, card: dict) -> None:
-    """`save_pretrained` (and the model card) into a temporary folder, then swap it in: the best model is never
-    half-written."""
-    recover_folder(folder)
-    tmp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    with os_errors(tmp, "save the best model to"):
-        model.save_pretrained(tmp, safe_serialization=True)
-        tokenizer.save_pretrained(tmp)
-        write_model_card(tmp, card)
-    swap_folder(tmp, folder)
+    return train_result(t.run.path, metrics)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from robustft.attacks.recipes import ascc, bert_attack, deepwordbug, genetic, pwws, textbugger, textfooler
+from robustft.attacks.recipes import ascc, bae, bert_attack, deepwordbug, genetic, pso, pwws, textbugger, textfooler
 from robustft.attacks.recipes.common import ENGINE_DEFAULTS, PROTOCOLS, hashed_config, protocol_keeps
-from robustft.config import register_group_check
 from robustft.errors import ConfigError, suggest
 
 RECIPES = {
@@ -17,6 +16,8 @@ RECIPES = {
     "textbugger": textbugger,
     "deepwordbug": deepwordbug,
     "ascc": ascc,
+    "bae": bae,
+    "pso": pso,
 }
 
 
@@ -52,6 +53,7 @@ COUNTS = ("max_candidates", "max_num_words", "population", "generations", "combi
 # Shares and cosines: outside these a value silently changes the attack (issue 67): max_percent 0 allows no swap, so
 # every example fails, and a negative one likewise; a min_cos above 1 admits no neighbour. (low, high, low excluded)
 RANGES = {"max_percent": (0.0, 1.0, True), "protocol_max_percent": (0.0, 1.0, True), "min_cos": (-1.0, 1.0, False)}
+RANGES |= {"min_confidence": (0.0, 1.0, False), "v_max": (0.0, float("inf"), True)}
 
 
 def check_setting(key: str, value, default) -> None:
@@ -70,10 +72,6 @@ def check_setting(key: str, value, default) -> None:
         if not number or not (low < value if above else low <= value) or not value <= high:
             span = f"{'(' if above else '['}{low:g}, {high:g}]"
             raise ConfigError(f"{where}: expects a number in {span} (or null for none), got {value!r}")
-
-
-# `recipe`, `protocol` and `recipe_args` are checked when an AttackConfig is validated, before a model is loaded.
-register_group_check("recipe_args", lambda cfg: recipe_config(cfg.recipe, cfg.protocol, cfg.recipe_args))
 
 
 def build_attack(name: str, victim, protocol: str | None = None, overrides: dict | None = None, mlm=None):

@@ -54,10 +54,9 @@ SELECTION = {
 
 class Genetic(Search):
     name = "genetic"
-    # One example at a time: its population requests are ~60 rows already, and its LM filter runs in the attacking
-    # thread; eight at once was slower than one at a time (2026-11-30; `benchmarks/attack_speed.py --recipes genetic
-    # --concurrent 1 8` measures it, docs/performance.md).
-    shares_calls = False
+    # Several examples share each model call (example_loop's `concurrent`): their populations' requests go through
+    # the victim in one batch; each example keeps its own rng and state (ctx), so its records do not change
+    # (tests/test_genetic_batching.py; speed: docs/performance.md).
 
     def __init__(
         self,

@@ -7,7 +7,7 @@ has a hub twin, `datasets.load_dataset` is used instead (for users with a networ
 splits (imported here, in that order, so that `TASKS` is whole once this package is); `loading` reads them.
 """
 
-from robustft.data.tasks.loading import load_examples, load_from_hub, sample_per_class
+from robustft.data.tasks.loading import load_examples, split_size
 from robustft.data.tasks.registry import (
     NLI2,
     NLI3,
@@ -44,8 +44,7 @@ __all__ = [
     "catalog",
     "get_task",
     "load_examples",
-    "load_from_hub",
     "low_resource",
     "register",
-    "sample_per_class",
+    "split_size",
 ]

@@ -36,7 +36,6 @@ for tf_name, names, pair in [
                     f"textfooler/{tf_name}",
                 ),
             },
-            perturb_field="text_b" if pair else "text_a",
             note="TextFooler's fixed 1,000-example attack set",
         )
     )
@@ -61,7 +60,6 @@ for key, (names, fields) in ADVGLUE.items():
                     "advglue/dev.json",
                 ),
             },
-            perturb_field="text_b" if len(fields) == 2 else "text_a",
             note="AdvGLUE dev: adversarial, evaluation only",
         )
     )

@@ -128,6 +128,13 @@ register(
 
 # --- pair tasks --------------------------------------------------------------------------------
 
+GLUE_SPLITS = {"train": "train", "dev": "validation"}
+
+
+def register_pair(name, labels, columns, splits, hub: tuple, note: str) -> None:
+    """A pair task whose hub twin (path, config, splits) has the task's own columns."""
+    register(Task(name, labels, columns, splits, hub=HubSource(*hub, columns), note=note))
+
 
 def snli_parallel(part: str) -> Split:
     return Split(
@@ -136,84 +143,59 @@ def snli_parallel(part: str) -> Split:
     )
 
 
-register(
-    Task(
-        "snli",
-        NLI3,
-        ("premise", "hypothesis"),
-        {
-            "train": subset("SNLI", NLI3, "train"),
-            "dev": snli_parallel("dev"),
-            "test": snli_parallel("test"),
-        },
-        perturb_field="text_b",
-        hub=HubSource("snli", None, {"train": "train", "dev": "validation", "test": "test"}, ("premise", "hypothesis")),
-        note="offline train is the 9k glue_subsets sample of SNLI train",
-    )
-)
+def glue_tsv(train: str, dev: str, columns: tuple[str, str]) -> dict[str, Split]:
+    """The offline train and dev TSV files of a GLUE pair task whose TSV columns are the task's own."""
+    fields = {"text_a": columns[0], "text_b": columns[1], "label": "label"}
+    return {"train": tsv(train, fields, NLI2), "dev": tsv(dev, fields, NLI2)}
 
-QNLI_TSV = {"text_a": "question", "text_b": "sentence", "label": "label"}
-register(
-    Task(
-        "qnli",
-        NLI2,
-        ("question", "sentence"),
-        {
-            "train": tsv("qnli/train_subset.tsv", QNLI_TSV, NLI2),
-            "dev": tsv("qnli/glue_dev.tsv", QNLI_TSV, NLI2),
-        },
-        perturb_field="text_b",
-        hub=HubSource("glue", "qnli", {"train": "train", "dev": "validation"}, ("question", "sentence")),
-        note="offline train is a 10% subset of QNLI train; no labelled test",
-    )
-)
 
-RTE_TSV = {"text_a": "sentence1", "text_b": "sentence2", "label": "label"}
-register(
-    Task(
-        "rte",
-        NLI2,
-        ("sentence1", "sentence2"),
-        {
-            "train": tsv("rte/train.tsv", RTE_TSV, NLI2),
-            "dev": tsv("rte/dev.tsv", RTE_TSV, NLI2),
-        },
-        perturb_field="text_b",
-        hub=HubSource("glue", "rte", {"train": "train", "dev": "validation"}, ("sentence1", "sentence2")),
-        note="the GLUE RTE test split is unlabelled and not registered",
-    )
-)
+def textfooler_mnli(part: str) -> Split:
+    return one(lambda p: r.read_label_space_text(p, names_map(NLI3), "\t"), f"textfooler/mnli_{part}")
 
-register(
-    Task(
-        "qqp",
-        PARAPHRASE,
-        ("question1", "question2"),
-        {
-            "train": subset("QQP", PARAPHRASE, "train"),
-            "dev": subset("QQP", PARAPHRASE, "dev"),
-        },
-        perturb_field="text_b",
-        hub=HubSource("glue", "qqp", {"train": "train", "dev": "validation"}, ("question1", "question2")),
-        note="offline only the 9k/1k glue_subsets samples of QQP train",
-    )
-)
 
-register(
-    Task(
-        "mnli",
-        NLI3,
-        ("premise", "hypothesis"),
-        {
-            "train": subset("MNLI", NLI3, "train"),
-            "dev": subset("MNLI", NLI3, "dev"),
-            "test_matched": one(lambda p: r.read_label_space_text(p, names_map(NLI3), "\t"), "textfooler/mnli_matched"),
-            "test_mismatched": one(
-                lambda p: r.read_label_space_text(p, names_map(NLI3), "\t"), "textfooler/mnli_mismatched"
-            ),
-        },
-        perturb_field="text_b",
-        hub=HubSource("glue", "mnli", {"train": "train", "dev": "validation_matched"}, ("premise", "hypothesis")),
-        note="offline train/dev are glue_subsets samples of MNLI train; test_* are TextFooler's 1k dev samples",
-    )
+NLI_COLUMNS = ("premise", "hypothesis")
+register_pair(
+    "snli",
+    NLI3,
+    NLI_COLUMNS,
+    {"train": subset("SNLI", NLI3, "train"), "dev": snli_parallel("dev"), "test": snli_parallel("test")},
+    ("snli", None, {**GLUE_SPLITS, "test": "test"}),
+    "offline train is the 9k glue_subsets sample of SNLI train",
+)
+register_pair(
+    "qnli",
+    NLI2,
+    ("question", "sentence"),
+    glue_tsv("qnli/train_subset.tsv", "qnli/glue_dev.tsv", ("question", "sentence")),
+    ("glue", "qnli", GLUE_SPLITS),
+    "offline train is a 10% subset of QNLI train; no labelled test",
+)
+register_pair(
+    "rte",
+    NLI2,
+    ("sentence1", "sentence2"),
+    glue_tsv("rte/train.tsv", "rte/dev.tsv", ("sentence1", "sentence2")),
+    ("glue", "rte", GLUE_SPLITS),
+    "the GLUE RTE test split is unlabelled and not registered",
+)
+register_pair(
+    "qqp",
+    PARAPHRASE,
+    ("question1", "question2"),
+    {"train": subset("QQP", PARAPHRASE, "train"), "dev": subset("QQP", PARAPHRASE, "dev")},
+    ("glue", "qqp", GLUE_SPLITS),
+    "offline only the 9k/1k glue_subsets samples of QQP train",
+)
+register_pair(
+    "mnli",
+    NLI3,
+    NLI_COLUMNS,
+    {
+        "train": subset("MNLI", NLI3, "train"),
+        "dev": subset("MNLI", NLI3, "dev"),
+        "test_matched": textfooler_mnli("matched"),
+        "test_mismatched": textfooler_mnli("mismatched"),
+    },
+    ("glue", "mnli", {"train": "train", "dev": "validation_matched"}),
+    "offline train/dev are glue_subsets samples of MNLI train; test_* are TextFooler's 1k dev samples",
 )

@@ -71,6 +71,12 @@ def load_examples(
     return examples
 
 
+def split_size(task_name: str, split: str) -> int:
+    """How many examples a split has: counted as `load_examples` reads it (once per set of files and stamps,
+    a user's data file too), so a price never trusts a count a file no longer has."""
+    return len(_read_split(task_name, split))
+
+
 def sample_per_class(examples: list[Example], per_class: int, seed: int) -> list[Example]:
     """A seeded, class-balanced sample: `per_class` examples of each label (fewer if a class is short)."""
     rng = random.Random(seed)

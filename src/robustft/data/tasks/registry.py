@@ -50,7 +50,6 @@ class Task:
     label_names: tuple[str, ...]
     text_fields: tuple[str, ...]
     splits: dict[str, Split]
-    perturb_field: str = "text_a"  # pairs perturb the hypothesis / second text
     hub: HubSource | None = None
     note: str = ""
     files: dict[str, str] = field(init=False, repr=False, compare=False)
@@ -62,6 +61,11 @@ class Task:
     @property
     def is_pair(self) -> bool:
         return len(self.text_fields) == 2
+
+    @property
+    def perturb_field(self) -> str:
+        """The text attacks and defenses perturb: a pair's second (hypothesis, sentence, question2)."""
+        return "text_b" if self.is_pair else "text_a"
 
     @property
     def num_labels(self) -> int:

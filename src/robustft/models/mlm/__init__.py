@@ -20,15 +20,11 @@ from robustft.models.mlm.heads import (
     window_features,
 )
 from robustft.models.mlm.loading import (
-    DEFAULT_HUB_MLM,
     HEAD_FILE,
     HEAD_META,
     MLM_ENV,
-    SHIPPED_NAMES,
     head_metadata,
-    load_hub_mlm,
     load_masked_lm,
-    load_shipped_mlm,
     verify_head_file,
 )
 from robustft.models.mlm.masking import encode, mask_for_mlm, masked_token_accuracy, replacement_ids
@@ -36,20 +32,16 @@ from robustft.models.mlm.scoring import masked_logits, masked_span_log_prob, pse
 
 __all__ = [
     "BACKBONE_WEIGHTS",
-    "DEFAULT_HUB_MLM",
     "HEAD_FILE",
     "HEAD_KINDS",
     "HEAD_META",
     "MLM_ENV",
-    "SHIPPED_NAMES",
     "NeighbourMLMHead",
     "apply_head",
     "encode",
     "head_at",
     "head_metadata",
-    "load_hub_mlm",
     "load_masked_lm",
-    "load_shipped_mlm",
     "mask_for_mlm",
     "masked_logits",
     "masked_span_log_prob",

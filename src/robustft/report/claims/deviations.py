@@ -4,13 +4,15 @@ Recorded: any list of strings under a "deviations" key, at any depth of config.j
 (the run layer and the recipes write them). Shown by the configs: the backbone (the papers use BERT-base
 or larger), training on a sample or an offline subset, attack samples smaller than the protocols' 1,000
 examples, AdvGLUE scored on dev (the leaderboard uses the hidden test set), and the genetic attack's
-LM-filter stand-in.
+LM-filter stand-in. As a report plug-in: report.json's "deviations" and their table, after the data's.
 """
 
 from __future__ import annotations
 
 from robustft.errors import ConfigError
+from robustft.report.claims.plugin import Claims
 from robustft.report.folders import Run
+from robustft.report.rendering.tables import Table
 
 PAPER_BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
 PROTOCOL_N = 1000
@@ -94,3 +96,18 @@ def collect_deviations(runs: list[Run]) -> list[dict]:
     return [{"text": t, "runs": r, "source": "recorded by the run"} for t, r in recorded.items()] + [
         {"text": t, "runs": r, "source": "shown by the config"} for t, r in shown.items()
     ]
+
+
+def deviations_table(summary: dict) -> Table:
+    def runs(names):
+        return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+    rows = [[d["text"], d["source"], runs(d["runs"])] for d in summary["deviations"]]
+    return Table("Deviations from the papers' protocols", ["deviation", "source", "runs"], rows, section="deviations")
+
+
+def _add(summary: dict, runs: list[Run], outcomes_of) -> None:
+    summary["deviations"] = collect_deviations(runs)
+
+
+DEVIATIONS = Claims("deviations", _add, lambda summary: [deviations_table(summary)], at_end=True)

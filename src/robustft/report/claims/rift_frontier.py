@@ -18,7 +18,6 @@ size. Clean accuracy is the whole test split's, robust accuracy the attack's on 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
 
 from robustft.evaluation import verdicts
 from robustft.evaluation.frontier import (
@@ -29,14 +28,9 @@ from robustft.evaluation.frontier import (
 )
 from robustft.evaluation.intervals import StatisticsInputError
 from robustft.evaluation.multiplicity import FAMILYWISE, holm, holm_thresholds
-from robustft.report.claims.paper_claims import (
-    RIFT_ATTACKS,
-    RIFT_RECIPES,
-    is_adversarial_baseline,
-    is_rift,
-    judge,
-    study_of,
-)
+from robustft.report.claims.common import judge, study_of
+from robustft.report.claims.plugin import Outcomes
+from robustft.report.claims.rift import RIFT_ATTACKS, RIFT_RECIPES, is_adversarial_baseline, is_rift
 from robustft.report.claims.rift_joint import joint_rows
 
 FRONTIER_SEED = "s0"  # every strength has seed 0; seeds beyond it are the registered extension's
@@ -44,7 +38,6 @@ MATCHED = (
     "read at RIFT's clean accuracy on each baseline's best available (Pareto) frontier, per example and per seed; "
     f"refuted by dominance or by a component below 0 after Holm's correction (familywise {FAMILYWISE:.0%})"
 )
-Outcomes = Callable[[str], Mapping[str, bool] | None]  # a run's name -> {example id: right}, None without examples
 
 
 def _trained_on(m: dict) -> tuple:
@@ -130,24 +123,16 @@ def _point_rows(frontier: dict, clean_ev: dict, attack_ev: dict, knob_values: di
     for label in frontier["labels"]:
         p = _model(clean_ev, attack_ev, label, FRONTIER_SEED, outcomes_of)
         if p is not None:
-            rows.append(
-                {
-                    "label": f"{label} ({knob_values[label]})",
-                    "method": label,
-                    "clean": p.clean,
-                    "robust": p.robust,
-                    "kept": None if kept is None else label in kept,
-                }
-            )
+            rows.append({"label": f"{label} ({knob_values[label]})", "method": label, "clean": p.clean})
+            rows[-1] |= {"robust": p.robust, "kept": None if kept is None else label in kept}
     return sorted(rows, key=lambda r: r["clean"])
 
 
 def _component(summary: dict, rift: str, frontier: dict, clean_ev, attack_ev, outcomes_of: Outcomes) -> dict:
     methods = summary["methods"]
     knob_values = {label: methods[label]["method_args"][frontier["knob"]] for label in frontier["labels"]}
-    result, models, reasons = _result_or_reasons(
-        frontier, clean_ev, attack_ev, rift, methods[rift]["seeds"], outcomes_of
-    )
+    seeds = methods[rift]["seeds"]
+    result, models, reasons = _result_or_reasons(frontier, clean_ev, attack_ev, rift, seeds, outcomes_of)
     name = f"{frontier['name']} ({frontier['knob']})"  # unique: one method may trace a frontier in two settings
     row = {
         "claim": RIFT_ATTACKS.text,
@@ -168,19 +153,8 @@ def _component(summary: dict, rift: str, frontier: dict, clean_ev, attack_ev, ou
     }
     if result is None:
         return row | {"difference": None, "ci95": None, "p_below": None, "reasons": reasons}
-    keys = (
-        "difference",
-        "ci95",
-        "df",
-        "basis",
-        "spread",
-        "per_seed",
-        "frontier_at",
-        "weights",
-        "p_below",
-        "frontier_seeds",
-    )
-    return row | {k: result[k] for k in keys} | {"carries": result["carries"], "not_carried": result["not_carried"]}
+    keys = ("difference", "ci95", "df", "basis", "spread", "per_seed", "frontier_at", "weights", "p_below")
+    return row | {k: result[k] for k in (*keys, "frontier_seeds", "carries", "not_carried")}
 
 
 def _judged(row: dict, rejected: bool, threshold: float, study: dict) -> dict:
@@ -329,7 +303,7 @@ def add_frontier(summary: dict, outcomes_of: Outcomes | None = None) -> None:
     left_out = _without_frontier(summary["methods"], found, components)
     note = MATCHED + (f"; on no frontier (dominance only): {', '.join(left_out)}" if left_out else "")
     matched = []
-    for j in joint_rows(components, RIFT_ATTACKS):
+    for j in joint_rows(components, RIFT_ATTACKS, {}):  # each row's frontier and note set below
         rift = j["compared"].split(" - ", 1)[0]
         refuting = [d for d in dominated if d["rift"] == rift and d["task"] == j["task"] and d["refutes"]]
         matched.append(_with_dominance(j, refuting) | {"matched_clean": note, "frontier": None})

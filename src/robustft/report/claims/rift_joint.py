@@ -1,18 +1,15 @@
 """RIFT's claim as one joint verdict per RIFT method and task: it must hold against every adversarial baseline
 under both attacks (intersection-union, `verdicts.joint_verdict`), and the row names the components that fail.
 A verdict at matched clean accuracy needs the baselines' clean-vs-robust frontier (`evaluation.frontier`), which a
-frontier study traces; the row names it for the task."""
+frontier study traces; the row names the one the study's standing gives for the task (`summary.standing`'s
+`frontier_studies`, from the data: a library names no study of its own)."""
 
 from __future__ import annotations
 
 from robustft.evaluation import verdicts
 
-# the study that traces each baseline's frontier, by task (its config's header has its price)
-FRONTIER_STUDIES = {"sst2": "configs/rift-frontier-sst2.yaml"}
 
-
-def matched_clean_note(task: str) -> str:
-    study = FRONTIER_STUDIES.get(task)
+def matched_clean_note(task: str, study: str | None) -> str:
     if study:
         return f"a verdict at matched clean accuracy needs the frontier study {study}"
     return f"a verdict at matched clean accuracy needs a frontier study on {task} (none written)"
@@ -38,8 +35,9 @@ def _short(joint: verdicts.JointVerdict, total: int) -> str:
     return f"{joint.status}: {len(joint.failing)} of {total} components do not hold"
 
 
-def joint_rows(components: list[dict], claim) -> list[dict]:
-    """`components`: the claim's rows (paper_claims.rift_component), grouped here by RIFT method and task."""
+def joint_rows(components: list[dict], claim, frontier_studies: dict[str, str]) -> list[dict]:
+    """`components`: the claim's rows (rift.rift_component), grouped here by RIFT method and task;
+    `frontier_studies`: the study that traces the baselines' frontiers, by task."""
     groups: dict[tuple[str, str], list[dict]] = {}
     for row in components:
         groups.setdefault((row["rift"], row["task"]), []).append(row)
@@ -62,8 +60,8 @@ def joint_rows(components: list[dict], claim) -> list[dict]:
                 "failing": _grouped({name: parts[name].status for name in joint.failing}),
                 "status": joint.status,
                 "verdict": _short(joint, len(parts)),
-                "matched_clean": matched_clean_note(task),
-                "frontier": FRONTIER_STUDIES.get(task),
+                "matched_clean": matched_clean_note(task, frontier_studies.get(task)),
+                "frontier": frontier_studies.get(task),
             }
         )
     return out

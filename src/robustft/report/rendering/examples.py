@@ -74,13 +74,26 @@ def highlight(text: str, swaps: list[dict], side: str, css: str) -> str:
     return "".join(out)
 
 
-def _label_names(task: str | None) -> tuple[str, ...]:
+def _label_names(run: Run) -> tuple[str, ...]:
+    """The run's label names in id order: those its own data recorded (`--data` and `--dataset` runs keep them as
+    `data_labels`; a registered task of theirs is gone), else its task's; none for a task not known here."""
     from robustft.data.tasks import get_task
 
+    recorded = run.config.get("data_labels") or (run.model_config or {}).get("data_labels")
+    if recorded:
+        return tuple(str(name) for name in recorded)
     try:
-        return get_task(str(task)).label_names
+        return get_task(str(run.config.get("task"))).label_names
     except ConfigError:
         return ()
+
+
+def _substitute(swap: dict) -> str:
+    """The substitute, escaped, with each character it brings that is not plain ASCII named by its code point: a
+    look-alike swap ("brilliant" -> "brіlliant", a Cyrillic і) or an invisible one would otherwise read as no change."""
+    new, old = str(swap["new"]), str(swap["original"])
+    brought = [c for c in dict.fromkeys(new) if not c.isascii() and c not in old]
+    return escape(new) + (f" ({', '.join(f'{escape(c)} U+{ord(c):04X}' for c in brought)})" if brought else "")
 
 
 def _label(value, names: tuple[str, ...]) -> str:
@@ -103,7 +116,7 @@ def _row(rec: dict, run: RunExamples, names: tuple[str, ...]) -> dict:
         "original": highlight(rec.get("original", ""), swaps, "original", "old"),
         "adversarial": highlight(rec.get("adversarial", ""), swaps, "new", "new"),
         "context": escape(rec["context"]) if rec.get("context") else "",
-        "swaps": ", ".join(f"{escape(s['original'])}→{escape(s['new'])}" for s in swaps),
+        "swaps": ", ".join(f"{escape(s['original'])}→{_substitute(s)}" for s in swaps),
         "queries": rec.get("queries", "-"),
     }
 
@@ -123,7 +136,7 @@ def collect(
         group = RunExamples(
             run.name, method, seed, recipe, len(results), {o: results.count(o) for o in dict.fromkeys(results)}, []
         )
-        names = _label_names(run.config.get("task"))
+        names = _label_names(run)
         shown = sorted(run.examples, key=lambda r: r.get("index", 0))[:max_per_run]
         group.rows = [_row(rec, group, names) for rec in shown]
         out.append(group)

@@ -22,7 +22,7 @@ from robustft.report.rendering.examples import (
 )
 from robustft.report.rendering.page_shell import escape
 from robustft.report.rendering.page_shell import page as page_frame
-from robustft.report.rendering.tables import Table, page_tables
+from robustft.report.rendering.tables import Table
 
 __all__ = ["EXAMPLES_PER_PAGE", "MAX_EXAMPLES_PER_RUN", "render_pages", "write_html"]
 EXAMPLE_PAGE = re.compile(r"examples-\d{3,}\.html")
@@ -53,13 +53,14 @@ def _figures(plots: dict[str, Path]) -> str:
 
 def render_pages(
     summary: dict,
+    tables: list[Table],
     runs: list[Run],
     plots: dict[str, Path],
     title: str = "robustft report",
     max_examples_per_run: int = MAX_EXAMPLES_PER_RUN,
     examples_per_page: int = EXAMPLES_PER_PAGE,
 ) -> dict[str, str]:
-    """{file name: HTML}: report.html, then examples-001.html, ... in order."""
+    """{file name: HTML}: report.html (`tables`: the page's, in order), then examples-001.html, ... in order."""
     method_of_run = {r["name"]: (r["method"] or "-", r["seed"] or "-") for r in summary["runs"]}
     groups = collect(runs, method_of_run, max_examples_per_run)
     pages = paginate(groups, examples_per_page)
@@ -72,7 +73,7 @@ def render_pages(
         '<nav><a href="#tables">Tables</a><a href="#plots">Plots</a><a href="#examples">Adversarial examples</a></nav>'
     )
     main = (
-        f'<section id="tables"><h2>Tables</h2>{"".join(_table_html(t) for t in page_tables(summary))}</section>'
+        f'<section id="tables"><h2>Tables</h2>{"".join(_table_html(t) for t in tables)}</section>'
         f'<section id="plots"><h2>Plots</h2>{_figures(plots) or "<p>(none)</p>"}</section>'
         f"{index_html(groups, max_examples_per_run)}"
     )

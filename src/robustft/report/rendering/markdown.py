@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from robustft.report.rendering.tables import Table, all_tables
+from robustft.report.rendering.tables import Table
 
 
 def _cell(text: str) -> str:
@@ -23,7 +23,8 @@ def render_table(table: Table) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def render_markdown(summary: dict, title: str = "robustft report", plots: list[str] = ()) -> str:
+def markdown_document(summary: dict, tables: list[Table], title: str = "robustft report", plots: list[str] = ()) -> str:
+    """report.md: `tables` (every table, in order), the plots and the runs of `summary`."""
     parts = [
         f"# {title}",
         "",
@@ -34,7 +35,7 @@ def render_markdown(summary: dict, title: str = "robustft report", plots: list[s
         "the overview and the per-run tables print the same.",
         "",
     ]
-    parts += [render_table(t) for t in all_tables(summary)]
+    parts += [render_table(t) for t in tables]
     if plots:
         parts.append("## Plots\n\n" + "\n".join(f"![{p}]({p})" for p in plots) + "\n")
     runs = "\n".join(

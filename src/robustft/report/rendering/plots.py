@@ -1,20 +1,31 @@
 """The report's PNG plots (matplotlib, Agg backend): accuracy per method with 95% intervals for every
 evaluation (one figure per kind: attack, advglue, clean), each method minus its baseline with the paired
 difference's 95% interval (the summary's pooled comparison, not recomputed here), accuracy against training size,
-the probe's per-layer hidden-state distances, and RIFT's seeds on each baseline's clean-vs-robust frontier. Each
+the probe's per-layer hidden-state distances (the claims plug-ins draw their own with `pyplot`, `grid` and `save`). Each
 function writes its file and returns its name, or None if the summary has nothing to plot."""
 
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
+TITLE_CHARS = 48  # a panel title's line at fontsize 9 fits a 5-inch panel's axes (longer ones ran past the figure)
 KIND_TITLES = {"attack": "Accuracy under attack", "advglue": "AdvGLUE accuracy", "clean": "Clean accuracy"}
 
 
-def _save(plt, fig, axes, used: int, title: str, path: Path) -> str:
-    """Blank the grid's unused panels, title the figure, write it as a PNG and free it; returns the file name."""
-    for ax in list(axes.flat)[used:]:
+def save(plt, fig, axes, used: int, title: str, path: Path, share_x: bool = False) -> str:
+    """Wrap each panel's title to the panel (a long one ran past the figure's edge), give panels that compare the same
+    quantity one x range (`share_x`), blank the grid's unused panels, title the figure, write it as a PNG and free
+    it; returns the file name."""
+    panels = list(axes.flat)
+    for ax in panels[:used]:
+        ax.set_title("\n".join(_wrapped(line) for line in ax.get_title().split("\n")), fontsize=9)
+    if share_x and used:
+        lows, highs = zip(*(ax.get_xlim() for ax in panels[:used]), strict=True)
+        for ax in panels[:used]:
+            ax.set_xlim(min(lows), max(highs))
+    for ax in panels[used:]:
         ax.axis("off")
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
@@ -23,7 +34,15 @@ def _save(plt, fig, axes, used: int, title: str, path: Path) -> str:
     return path.name
 
 
-def _pyplot():
+def _wrapped(line: str) -> str:
+    """`line` in lines of at most TITLE_CHARS, broken before its last parenthesis where both parts fit."""
+    head, sep, tail = line.rpartition(" (")
+    if len(line) > TITLE_CHARS and sep and len(head) <= TITLE_CHARS and len(tail) < TITLE_CHARS:
+        return f"{head}\n({tail}"  # "bert-attack (strict) on ag_news test\n(n=1000, sample seed 0)"
+    return textwrap.fill(line, TITLE_CHARS)
+
+
+def pyplot():
     try:
         import matplotlib
     except ModuleNotFoundError:
@@ -37,7 +56,7 @@ def _pyplot():
     return plt
 
 
-def _grid(n: int, width: float = 5.0, height: float = 3.2):
+def grid(n: int, width: float = 5.0, height: float = 3.2):
     cols = min(n, 3)
     rows = math.ceil(n / cols)
     return rows, cols, (width * cols, height * rows)
@@ -47,32 +66,39 @@ def accuracy_plot(summary: dict, kind: str, out_dir: Path) -> str | None:
     evaluations = [ev for ev in summary["evaluations"] if ev["kind"] == kind and ev["rows"]]
     if not evaluations:
         return None
-    plt = _pyplot()
-    rows, cols, size = _grid(len(evaluations), height=0.5 + 0.45 * max(len(ev["rows"]) for ev in evaluations) + 1)
+    plt = pyplot()
+    rows, cols, size = grid(len(evaluations), height=0.5 + 0.45 * max(len(ev["rows"]) for ev in evaluations) + 1)
     fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False)
     for ax, ev in zip(axes.flat, evaluations, strict=False):
-        names = [row["method"] for row in ev["rows"]]
-        for y, row in enumerate(ev["rows"]):
-            seeds = row["seeds"]
-            for j, s in enumerate(seeds):
-                if s["accuracy"] is None:
-                    continue
-                offset = (j - (len(seeds) - 1) / 2) * 0.12
-                lo, hi = s["ci95"]
-                err = [[100 * (s["accuracy"] - lo)], [100 * (hi - s["accuracy"])]]
-                ax.errorbar(100 * s["accuracy"], y + offset, xerr=err, fmt="o", color="C0", ms=4, capsize=2, lw=1)
-            if row["accuracy"]["mean"] is not None and len(seeds) > 1:
-                ax.plot(100 * row["accuracy"]["mean"], y, marker="|", color="C3", ms=14, mew=2)
-        if ev["majority"]:
-            ax.axvline(100 * ev["majority"]["accuracy"], color="grey", ls="--", lw=1, label="majority class")
-            ax.legend(loc="lower right", fontsize=7)
-        ax.set_yticks(range(len(names)), names, fontsize=8)
-        ax.set_ylim(-0.6, len(names) - 0.4)
-        ax.invert_yaxis()
-        ax.set_xlabel("accuracy % (95% Wilson CI per seed; red: mean over seeds)", fontsize=8)
-        ax.set_title(ev["title"], fontsize=9)
-        ax.grid(axis="x", alpha=0.3)
-    return _save(plt, fig, axes, len(evaluations), KIND_TITLES[kind], out_dir / f"accuracy_{kind}.png")
+        _accuracy_panel(ax, ev)
+    return save(plt, fig, axes, len(evaluations), KIND_TITLES[kind], out_dir / f"accuracy_{kind}.png", share_x=True)
+
+
+def _accuracy_panel(ax, ev: dict) -> None:
+    """Each seed's accuracy with its interval, the mean over seeds in red where a method has several (the axis label
+    promises red only where it is drawn), the majority class as a dashed line."""
+    names, means = [row["method"] for row in ev["rows"]], False
+    for y, row in enumerate(ev["rows"]):
+        seeds = row["seeds"]
+        for j, s in enumerate(seeds):
+            if s["accuracy"] is None:
+                continue
+            offset = (j - (len(seeds) - 1) / 2) * 0.12
+            lo, hi = s["ci95"]
+            err = [[100 * (s["accuracy"] - lo)], [100 * (hi - s["accuracy"])]]
+            ax.errorbar(100 * s["accuracy"], y + offset, xerr=err, fmt="o", color="C0", ms=4, capsize=2, lw=1)
+        if row["accuracy"]["mean"] is not None and len(seeds) > 1:
+            ax.plot(100 * row["accuracy"]["mean"], y, marker="|", color="C3", ms=14, mew=2)
+            means = True
+    if ev["majority"]:
+        ax.axvline(100 * ev["majority"]["accuracy"], color="grey", ls="--", lw=1, label="majority class")
+        ax.legend(loc="lower right", fontsize=7)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax.set_ylim(-0.6, len(names) - 0.4)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"accuracy % (95% Wilson CI per seed{'; red: mean over seeds' if means else ''})", fontsize=8)
+    ax.set_title(ev["title"], fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
 
 
 def _paired_panels(summary: dict) -> list[tuple[str, list[tuple[str, str, dict]]]]:
@@ -103,8 +129,8 @@ def paired_difference_plot(summary: dict, out_dir: Path) -> str | None:
     panels = _paired_panels(summary)
     if not panels:
         return None
-    plt = _pyplot()
-    rows, cols, size = _grid(len(panels), height=1.4 + 0.45 * max(len(pairs) for _, pairs in panels))
+    plt = pyplot()
+    rows, cols, size = grid(len(panels), height=1.4 + 0.45 * max(len(pairs) for _, pairs in panels))
     fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False)
     for ax, (title, pairs) in zip(axes.flat, panels, strict=False):
         one_baseline = len({base for _, base, _ in pairs}) == 1
@@ -123,14 +149,8 @@ def paired_difference_plot(summary: dict, out_dir: Path) -> str | None:
         ax.set_xlabel("points, 95% CI (filled: over seeds; hollow: one seed, paired t; grey: each seed)", fontsize=8)
         ax.set_title(title + (f"\nminus {pairs[0][1]}" if one_baseline else ""), fontsize=9)
         ax.grid(axis="x", alpha=0.3)
-    return _save(
-        plt,
-        fig,
-        axes,
-        len(panels),
-        "Method minus baseline, paired on the same examples",
-        out_dir / "paired_difference.png",
-    )
+    title = "Method minus baseline, paired on the same examples"
+    return save(plt, fig, axes, len(panels), title, out_dir / "paired_difference.png", share_x=True)
 
 
 def training_size_plot(summary: dict, out_dir: Path) -> str | None:
@@ -139,8 +159,8 @@ def training_size_plot(summary: dict, out_dir: Path) -> str | None:
         return None
     measured = [t for f in families for p in f["points"] for t in p["evaluations"]]
     titles = sorted({"dev (model selection)"} | {t for t in measured if measured.count(t) >= 2})
-    plt = _pyplot()
-    rows, cols, size = _grid(len(titles))
+    plt = pyplot()
+    rows, cols, size = grid(len(titles))
     fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False)
     for ax, title in zip(axes.flat, titles, strict=False):
         for i, fam in enumerate(families):
@@ -158,15 +178,16 @@ def training_size_plot(summary: dict, out_dir: Path) -> str | None:
         ax.set_title(title, fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    return _save(plt, fig, axes, len(titles), "Robustness against training size", out_dir / "training_size.png")
+    title, path = "Robustness against training size", out_dir / "training_size.png"
+    return save(plt, fig, axes, len(titles), title, path, share_x=True)
 
 
 def probe_plot(summary: dict, out_dir: Path) -> str | None:
     probes = [p for p in summary["probes"] if p["models"]]
     if not probes:
         return None
-    plt = _pyplot()
-    rows, cols, size = _grid(len(probes))
+    plt = pyplot()
+    rows, cols, size = grid(len(probes))
     fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False)
     for ax, p in zip(axes.flat, probes, strict=False):
         for i, (name, m) in enumerate(p["models"].items()):
@@ -185,43 +206,7 @@ def probe_plot(summary: dict, out_dir: Path) -> str | None:
         ax.set_title(f"{p['task']} {p['split']}: {p['perturbation']}", fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    return _save(plt, fig, axes, len(probes), "Probe: hidden-state distance per layer", out_dir / "probe.png")
-
-
-def frontier_plot(summary: dict, out_dir: Path) -> str | None:
-    """One panel per task and attack: each frontier's best available envelope (the line the verdict reads; points
-    beaten on both axes hollow, off it), each RIFT method's seeds as stars."""
-    rows = [r for r in summary.get("frontier", []) if r["points"]]
-    panels = list(dict.fromkeys((r["task"], r["recipe"]) for r in rows))
-    if not panels:
-        return None
-    plt = _pyplot()
-    n_rows, cols, size = _grid(len(panels), width=5.5, height=4.0)
-    fig, axes = plt.subplots(n_rows, cols, figsize=size, squeeze=False)
-    for ax, (task, recipe) in zip(axes.flat, panels, strict=False):
-        drawn = set()
-        for r in (r for r in rows if (r["task"], r["recipe"]) == (task, recipe)):
-            kept = [p for p in r["points"] if p.get("kept") is not False]  # the envelope (all, before it is known)
-            xs, ys = [100 * p["clean"] for p in kept], [100 * p["robust"] for p in kept]
-            low = min(100 * p["clean"] for p in r["points"])
-            if low < xs[0]:  # flat below the least accurate point kept: the best available there
-                xs, ys = [low, *xs], [ys[0], *ys]
-            (line,) = ax.plot(xs, ys, label=r["baseline"])
-            ax.scatter([100 * p["clean"] for p in kept], [100 * p["robust"] for p in kept], color=line.get_color())
-            dropped = [p for p in r["points"] if p.get("kept") is False]
-            ax.scatter([100 * p["clean"] for p in dropped], [100 * p["robust"] for p in dropped],
-                       marker="o", facecolors="none", edgecolors=line.get_color())  # fmt: skip
-            if r["rift"] not in drawn:
-                seeds = r["rift_seeds"]
-                cleans, robusts = [100 * s["clean"] for s in seeds], [100 * s["robust"] for s in seeds]
-                ax.scatter(cleans, robusts, marker="*", s=90, color="black", zorder=3, label=f"{r['rift']} (seeds)")
-                drawn.add(r["rift"])
-        ax.set_title(f"{recipe} on {task} test", fontsize=9)
-        ax.set_xlabel("clean accuracy, whole test split (%)", fontsize=8)
-        ax.set_ylabel("accuracy under attack (%)", fontsize=8)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    return _save(plt, fig, axes, len(panels), "RIFT against each baseline's frontier", out_dir / "frontier.png")
+    return save(plt, fig, axes, len(probes), "Probe: hidden-state distance per layer", out_dir / "probe.png")
 
 
 def write_plots(summary: dict, out_dir: Path) -> list[str]:
@@ -230,6 +215,5 @@ def write_plots(summary: dict, out_dir: Path) -> list[str]:
         paired_difference_plot(summary, out_dir),
         training_size_plot(summary, out_dir),
         probe_plot(summary, out_dir),
-        frontier_plot(summary, out_dir),
     ]
     return [n for n in names if n]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from robustft.evaluation.advglue import TASKS as ADVGLUE_TASKS
-from robustft.evaluation.intervals import ACCURACY_ONE_SEED, ACCURACY_SEEDS, DIFFERENCE_ONE_SEED, DIFFERENCE_SEEDS
+from robustft.evaluation.intervals import ACCURACY_ONE_SEED, ACCURACY_SEEDS, DIFFERENCE_ONE_SEED
 
 
 @dataclass
@@ -87,59 +87,39 @@ def methods_table(summary: dict) -> Table:
     rows = []
     for label, m in summary["methods"].items():
         dev = mean_pm(m["dev_accuracy"]) + (f" (n={m['dev_n']})" if m["dev_n"] else "")
-        time = m["train_time_s"]
-        rows.append(
-            [
-                label,
-                m["model"],
-                m["task"],
-                m["size"] + (f" ({m['n_train']})" if m["n_train"] else ""),
-                str(len(m["seeds"])),
-                dev if m["dev_accuracy"]["mean"] is not None else "-",
-                f"{time['mean']:.0f}" if time["mean"] is not None else "-",
-            ]
-        )
-    return Table(
-        "Methods",
-        ["method", "model", "trained on", "size", "seeds", "dev accuracy % (mean ± std)", "train time s"],
-        rows,
-        [f"Baseline for paired comparisons: {summary['baseline']}. Model selection on dev only."],
-        section="methods",
-    )
+        time, size = m["train_time_s"], m["size"] + (f" ({m['n_train']})" if m["n_train"] else "")
+        dev = dev if m["dev_accuracy"]["mean"] is not None else "-"
+        rows.append([label, m["model"], m["task"], size, str(len(m["seeds"])), dev])
+        rows[-1].append(f"{time['mean']:.0f}" if time["mean"] is not None else "-")
+    columns = ["method", "model", "trained on", "size", "seeds", "dev accuracy % (mean ± std)", "train time s"]
+    note = f"Baseline for paired comparisons: {summary['baseline']}. Model selection on dev only."
+    return Table("Methods", columns, rows, [note], section="methods")
+
+
+def _mean_of(seeds: list[dict], key: str) -> str:
+    values = [s[key] for s in seeds if s.get(key) is not None]
+    return f"{sum(values) / len(values):.1f}" if values else "-"
+
+
+def _evaluation_cells(row: dict, attack: bool) -> list[str]:
+    cells = [row["method"], str(len(row["seeds"])), mean_pm(row["accuracy"]), per_seed(row["seeds"])]
+    if attack:
+        cells.append(mean_pm(row.get("clean")))
+        cells += [
+            _mean_of(row["seeds"], k) for k in ("attack_success_rate", "avg_perturbed_word_pct", "avg_num_queries")
+        ]
+    cells.append(comparison(row.get("vs_baseline")))
+    return cells + ([comparison((row.get("vs_baseline") or {}).get("both_right_before"))] if attack else [])
 
 
 def evaluation_table(ev: dict) -> Table:
     attack = ev["kind"] == "attack"
-    columns = [
-        "method",
-        "seeds",
-        ("under attack" if attack else "accuracy") + " % (mean ± std)",
-        "per seed: accuracy [95% CI, Wilson] n",
-    ]
-    if attack:
-        columns += ["clean on sample %", "success rate %", "perturbed words %", "queries"]
+    columns = ["method", "seeds", ("under attack" if attack else "accuracy") + " % (mean ± std)"]
+    columns.append("per seed: accuracy [95% CI, Wilson] n")
+    columns += ["clean on sample %", "success rate %", "perturbed words %", "queries"] if attack else []
     columns.append("paired vs baseline: difference [95% CI], McNemar test, verdict")
-    if attack:
-        columns.append("the same on the examples both got right before the attack")
-    rows = []
-    for row in ev["rows"]:
-        cells = [row["method"], str(len(row["seeds"])), mean_pm(row["accuracy"]), per_seed(row["seeds"])]
-        if attack:
-
-            def avg(key, seeds=row["seeds"]):
-                values = [s[key] for s in seeds if s.get(key) is not None]
-                return f"{sum(values) / len(values):.1f}" if values else "-"
-
-            cells += [
-                mean_pm(row.get("clean")),
-                avg("attack_success_rate"),
-                avg("avg_perturbed_word_pct"),
-                avg("avg_num_queries"),
-            ]
-        cells.append(comparison(row.get("vs_baseline")))
-        if attack:
-            cells.append(comparison((row.get("vs_baseline") or {}).get("both_right_before")))
-        rows.append(cells)
+    columns += ["the same on the examples both got right before the attack"] if attack else []
+    rows = [_evaluation_cells(row, attack) for row in ev["rows"]]
     notes = [INTERVAL_NOTE + " The verdict per seed follows McNemar's exact test (alpha 0.05)."]
     maj = ev["majority"]
     if maj:
@@ -164,11 +144,10 @@ def evaluation_table(ev: dict) -> Table:
 def advglue_table(summary: dict) -> Table | None:
     if not summary["advglue"]:
         return None
-    rows, notes = [], []
-    majority = None
+    rows, notes, majority = [], [], None
     for label, a in summary["advglue"].items():
         rows.append(
-            [label, str(a["seeds_run"]), mean_pm(a["score"])] + [mean_pm(a["tasks"].get(t)) for t in ADVGLUE_TASKS]
+            [label, str(a["seeds_run"]), mean_pm(a["score"]), *(mean_pm(a["tasks"].get(t)) for t in ADVGLUE_TASKS)]
         )
         if a["missing"]:
             notes.append(f"{label}: no overall score, missing {', '.join(a['missing'])}.")
@@ -192,13 +171,8 @@ def advglue_table(summary: dict) -> Table | None:
         "Official score: per task the mean of its metrics (QQP: accuracy and F1), MNLI = mean of matched "
         "and mismatched, overall = mean of the five tasks; on the public dev set (738 examples)."
     )
-    return Table(
-        "AdvGLUE official score (dev)",
-        ["method", "seeds", "score %"] + [t.upper() for t in ADVGLUE_TASKS],
-        rows,
-        notes,
-        section="advglue",
-    )
+    columns = ["method", "seeds", "score %"] + [t.upper() for t in ADVGLUE_TASKS]
+    return Table("AdvGLUE official score (dev)", columns, rows, notes, section="advglue")
 
 
 def training_size_tables(summary: dict) -> list[Table]:
@@ -244,20 +218,6 @@ def probe_tables(summary: dict) -> list[Table]:
     return out
 
 
-def anchors_table(summary: dict) -> Table:
-    rows = [
-        [a["benchmark"], a["figure"], str(a["published"]), a["source"], "; ".join(a["ours"]) or "not run"]
-        for a in summary["anchors"]
-    ]
-    return Table(
-        "Published anchors beside ours",
-        ["benchmark", "figure", "published %", "source", "ours %"],
-        rows,
-        [f"Absolute numbers on {backbones(summary)} differ from the papers' backbones; compare directions and gains."],
-        section="anchors",
-    )
-
-
 BACKBONE_NAMES = {"minilm": "MiniLM", "mpnet": "MPNet"}
 
 
@@ -271,244 +231,6 @@ def seeds_by_examples(c: dict) -> str:
     return f"{c['n_seeds']} x {c['n']}" if c.get("n") else str(c["n_seeds"])
 
 
-def measured_on(c: dict) -> str:
-    """Where a claim row was measured; for RIFT, the clean gap and the examples both models got right beside it."""
-    parts = [c["measured_on"]]
-    gap = c.get("clean_gap")
-    if gap:
-        parts.append(f"clean gap {signed_interval(gap)}")
-    both = c.get("both_right_before")
-    if both:
-        parts.append(f"on the {both['n']} examples both got right before the attack {signed_interval(both)}")
-    if c.get("basis_note") and c.get("n_seeds") == 1:
-        parts.append(c["basis_note"])
-    if c.get("majority"):
-        parts.append(majority_words(c["majority"]))
-    return "; ".join(parts)
-
-
-def majority_words(majority: dict) -> str:
-    """ "majority class 51.4%; im-exact 43.9, bert 44.6 (both below it)": an AdvGLUE row's floor beside it."""
-    floor, found = majority["accuracy"], {k: v for k, v in majority["methods"].items() if v is not None}
-    figures = ", ".join(f"{label} {pct(acc)}" for label, acc in found.items())
-    below = [label for label, acc in found.items() if acc < floor]
-    where = (
-        "both below it"
-        if len(below) == len(found) == 2
-        else "all below it"
-        if below and len(below) == len(found)
-        else f"{', '.join(below)} below it"
-        if below
-        else "none below it"
-    )
-    return f"majority class {pct(floor)}%; {figures} ({where})"
-
-
-CLAIM_COLUMNS = ["claim", "paper", "ours", "measured on", "difference, points [95% CI]", "seeds x examples", "verdict"]
-CLAIMS_NOTE = (
-    "Paired differences over seeds (training seeds and k-shot samples) with the interval that counts seeds as the "
-    "replicates (docs/statistics.md). Reproduced: the interval excludes 0 (smaller than claimed: and rules out the "
-    "paper's size); not reproduced: it rules out the paper's size (for a claimed direction: lies below 0); else "
-    "inconclusive, with what would settle it. No verdict from one seed, an unfinished study or runs not committed, "
-    "nor for RIFT against a baseline more accurate before the attack (the claim is at comparable clean accuracy)."
-)
-
-
-def claim_cells(c: dict) -> list[str]:
-    return [
-        c["claim"],
-        f"{c['paper']} ({c['source']})",
-        c["compared"],
-        measured_on(c),
-        signed_interval(c),
-        seeds_by_examples(c),
-        c["verdict"],
-    ]
-
-
-def claims_table(summary: dict) -> Table | None:
-    rows = [claim_cells(c) for c in summary.get("claims", [])]
-    if not rows:
-        return None
-    return Table("The papers' claims", CLAIM_COLUMNS, rows, [CLAIMS_NOTE], section="claims")
-
-
-def joint_claims_table(summary: dict) -> Table | None:
-    rows = [
-        [
-            j["compared"],
-            j["measured_on"],
-            str(j["n_seeds"]),
-            j["verdict"],
-            "; ".join(f"{status}: {', '.join(names)}" for status, names in j["failing"].items()) or "none",
-            j["matched_clean"],
-        ]
-        for j in summary.get("joint_claims", [])
-    ]
-    if not rows:
-        return None
-    return Table(
-        "RIFT's claim, jointly (every baseline under both attacks)",
-        ["RIFT against", "measured on", "seeds", "joint verdict", "components that do not hold", "matched clean"],
-        rows,
-        [
-            "Intersection-union: the claim holds only if every component (baseline/attack) holds at the 95% level; "
-            "one refuted component refutes it. Components are the rows of the claims table, or of the frontier "
-            "table for a verdict at matched clean accuracy."
-        ],
-        section="claims",
-    )
-
-
-def registered_verdict(pooled: dict, study: dict) -> str:
-    """A registered comparison without a paper's size: its direction (the interval's side of 0), withheld like a
-    claim's verdict from one seed, an unfinished study or runs not committed."""
-    reasons = ["one seed (an interval over examples only says nothing about seeds)"] if pooled["n_seeds"] < 2 else []
-    if not study.get("finished", True):
-        reasons.append("the preset is unfinished" + (f" ({study['why']})" if study.get("why") else ""))
-    if not study.get("runs_committed", True):
-        reasons.append("the runs are not committed")
-    if reasons:
-        return "no verdict: " + "; ".join(reasons)
-    low, high = pooled["ci95"]
-    return f"{'higher' if low > 0 else 'lower'}: the interval excludes 0" if low > 0 or high < 0 else direction(pooled)
-
-
-def _accuracies_beside(ev: dict, c: dict) -> str:
-    """Both methods' accuracy (mean over seeds) and their baseline's: whether A - B moved A up or B down."""
-    means = {r["method"]: r["accuracy"]["mean"] for r in ev["rows"]}
-    mine = next((r for r in ev["rows"] if r["method"] == c["a"]), {})
-    base = (mine.get("vs_baseline") or {}).get("baseline")
-    shown = [c["a"], c["b"]] + ([base] if base and base not in (c["a"], c["b"]) else [])
-    parts = [f"{label}{' (baseline)' if label == base else ''} {pct(means.get(label))}%" for label in shown]
-    if ev["kind"] == "advglue" and ev.get("majority"):  # read against always the commonest label
-        parts.append(f"majority class {pct(ev['majority']['accuracy'])}%")
-    return ", ".join(parts)
-
-
-def registered_rows(summary: dict) -> list[list[str]]:
-    """[compared, measured on, difference [CI], seeds x examples, verdict] of each registered comparison."""
-    study = summary.get("study") or {}
-    return [
-        [
-            f"{c['a']} - {c['b']}",
-            f"{measured_label(ev)} ({_accuracies_beside(ev, c)})",
-            signed_interval(c["pooled"]),
-            seeds_by_examples(c["pooled"]),
-            registered_verdict(c["pooled"], study),
-        ]
-        for ev in summary["evaluations"]
-        for c in ev.get("registered", [])
-    ]
-
-
-def registered_table(summary: dict) -> Table | None:
-    rows = registered_rows(summary)
-    if not rows:
-        return None
-    columns = ["compared", "measured on", "difference, points [95% CI]", "seeds x examples", "verdict"]
-    note = (
-        "Comparisons the study's settings registered beside those with its baseline, paired on the same examples "
-        f"seed by seed; the interval is the {DIFFERENCE_SEEDS} (one seed: the {DIFFERENCE_ONE_SEED}; "
-        "docs/statistics.md). No paper's size: the verdict is the interval's side of 0."
-    )
-    return Table("Registered comparisons", columns, rows, [note], section="claims")
-
-
-FRONTIER_NOTE = (
-    "Each baseline's frontier is the best available one (rules registered in configs/rift-frontier-sst2.yaml): of its "
-    "models at three or more strengths (clean accuracy on the whole test split against accuracy under the attack), a "
-    "point beaten on both axes by another is dropped, the rest are joined piecewise linearly, flat below the least "
-    "accurate point kept, never extrapolated. Each RIFT seed is read against it at its own clean accuracy, example by "
-    "example, and against the baseline's own model of that seed where one exists (seed 0 otherwise); the interval is "
-    "the paired one that counts seeds (robustft.evaluation.frontier), and each row says what it carries. A component "
-    "is not reproduced only when its one-sided p-value is rejected by Holm's correction over the RIFT method's "
-    "components (familywise 5%). The joint verdict is in the table above."
-)
-
-
-def _clean_and_robust(entries: list[dict], name: str) -> str:
-    def dropped(e: dict) -> str:
-        return " (dropped: beaten on both)" if e.get("kept") is False else ""
-
-    return "; ".join(f"{e[name]}: {pct(e['clean'])} / {pct(e['robust'])}{dropped(e)}" for e in entries) or "-"
-
-
-def _holm(r: dict) -> str:
-    if r.get("p_below") is None:
-        return "-"
-    return f"{r['p_below']:.3g} ({r['holm_level']:.3g})"
-
-
-def frontier_table(summary: dict) -> Table | None:
-    rows = [
-        [
-            r["compared"],
-            r["recipe"],
-            _clean_and_robust(r["points"], "label"),
-            _clean_and_robust(r["rift_seeds"], "seed"),
-            "; ".join(pct(x) for x in r.get("frontier_at", [])) or "-",
-            signed_interval(r),
-            r.get("carries") or "-",
-            _holm(r),
-            r["verdict"],
-        ]
-        for r in summary.get("frontier", [])
-    ]
-    if not rows:
-        return None
-    columns = [
-        "RIFT against",
-        "attack",
-        "frontier (seed 0): clean / robust %",
-        "RIFT seeds: clean / robust %",
-        "frontier at RIFT's clean %",
-        "RIFT - frontier, points [95% CI]",
-        "the interval carries",
-        "one-sided p (Holm's level)",
-        "verdict",
-    ]
-    return Table("RIFT at matched clean accuracy (each baseline's frontier)", columns, rows, [FRONTIER_NOTE], "claims")
-
-
-def _dominates(d: dict) -> str:
-    if not d["dominates"]:
-        return "no"
-    return "yes" if d["refutes"] else "yes (no verdict: one seed or an unfinished study)"
-
-
-def dominance_table(summary: dict) -> Table | None:
-    """Rule 1 of the frontier study: a baseline model at least as accurate as RIFT clean and under the attack."""
-    rows = [
-        [
-            f"{d['rift']} - {d['baseline']}",
-            d["recipe"],
-            signed_interval(d["clean"]),
-            signed_interval(d["attack"]),
-            _dominates(d),
-            d["carries"],
-        ]
-        for d in summary.get("dominance", [])
-    ]
-    if not rows:
-        return None
-    columns = ["compared", "attack", "clean, points [95% CI]", "under attack, points [95% CI]", "dominates", "carries"]
-    note = (
-        "A baseline at least as accurate as RIFT clean (whole test split) and under the attack (its sample), paired "
-        "on the same examples, with neither interval of RIFT - baseline above 0, refutes RIFT > that baseline without "
-        "any frontier (configs/rift-frontier-sst2.yaml, rule 1)."
-    )
-    return Table("RIFT against each baseline model: dominance", columns, rows, [note], "claims")
-
-
-def deviations_table(summary: dict) -> Table:
-    def runs(names):
-        return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-
-    rows = [[d["text"], d["source"], runs(d["runs"])] for d in summary["deviations"]]
-    return Table("Deviations from the papers' protocols", ["deviation", "source", "runs"], rows, section="deviations")
-
-
 TASK_NAMES = {"sst2": "SST-2", "snli": "SNLI", "mnli": "MNLI", "qnli": "QNLI", "qqp": "QQP", "rte": "RTE"}
 TASK_NAMES |= {"imdb": "IMDB", "ag_news": "AG News", "mr": "MR"}
 
@@ -519,17 +241,14 @@ RECIPE_NAMES |= {"textbugger": "TextBugger", "genetic": "genetic"}
 
 def task_name(task: str | None) -> str:
     if task and task.startswith("advglue-"):
-        return (
-            "AdvGLUE "
-            + task_name(task.removeprefix("advglue-").removesuffix("-mm"))
-            + (" mismatched" if task.endswith("-mm") else "")
-        )
+        one = task_name(task.removeprefix("advglue-").removesuffix("-mm"))
+        return f"AdvGLUE {one}{' mismatched' if task.endswith('-mm') else ''}"
     return TASK_NAMES.get(task or "", task or "-")
 
 
 def measured_label(ev: dict) -> str:
     """What an evaluation measured, in words a newcomer reads: "SST-2 dev (selection)" when that data chose an
-    epoch, "PWWS (rift protocol) on SST-2 test, 1,000 examples" for an attack."""
+    epoch, "TextFooler on SST-2 test, 1,000 examples" for an attack."""
     data = f"{task_name(ev['task'])} {ev['split']}" + (" (selection)" if ev.get("chose_epochs") else "")
     sample = f", {ev['n']:,} examples" if ev.get("n") else ""
     if ev["kind"] == "attack":
@@ -622,18 +341,10 @@ def certified_table(summary: dict) -> Table | None:
         method = r["method"] + (f" ({r['seed']})" if len(seeds[r["method"]]) > 1 else "")
         data = {"kind": "clean", **r, "chose_epochs": [r["method"]] if r["selection"] else []}
         setting = f"{r['copies'] if r['copies'] is not None else '-'} / {r['samples']:,} / {100 * r['confidence']:g}%"
-        rows += [
-            [
-                method,
-                measured_label(data),
-                f"{pct(f['accuracy'])} {interval(f['ci95'])}",
-                str(f["n"]),
-                *_vote_cells(r.get("vote_accuracy")),
-                _certified_definition(r, f),
-                setting,
-            ]
-            for f in r["figures"]
-        ]
+        vote = _vote_cells(r.get("vote_accuracy"))
+        for f in r["figures"]:
+            figure = [f"{pct(f['accuracy'])} {interval(f['ci95'])}", str(f["n"])]
+            rows.append([method, measured_label(data), *figure, *vote, _certified_definition(r, f), setting])
     notes = [f"{d}: {text}." for d, text in sorted({(r["defense"], r["definition"]) for r in found})]
     notes.append(
         "Certified: the true label's vote share over the samples' noisy copies, at its one-sided Clopper-Pearson "
@@ -655,47 +366,18 @@ def overview_table(summary: dict) -> Table:
     """One row per evaluation and method: accuracy with its interval and n, the difference to its baseline (the
     bench's first method) with its interval and the verdict word; the majority class beside AdvGLUE only."""
     rows = [row for ev in summary["evaluations"] for row in _evaluation_rows(ev)] + _advglue_score_rows(summary)
-    return Table(
-        "Overview",
-        [
-            "measured on",
-            "method",
-            "accuracy % [95% CI]",
-            "seeds x examples",
-            "minus baseline, points [95% CI]",
-            "verdict",
-        ],
-        rows,
-        [
-            INTERVAL_NOTE + " Intervals over one seed cover the examples only. (selection): the data that chose the "
-            "models' epochs, so optimistic. higher / lower: the interval of the paired difference excludes 0."
-        ],
-        section="overview",
+    columns = ["measured on", "method", "accuracy % [95% CI]", "seeds x examples", "minus baseline, points [95% CI]"]
+    note = INTERVAL_NOTE + (
+        " Intervals over one seed cover the examples only. (selection): the data that chose the models' epochs, so "
+        "optimistic. higher / lower: the interval of the paired difference excludes 0."
     )
-
-
-def all_tables(summary: dict) -> list[Table]:
-    tables = [overview_table(summary)]
-    tables += [t for t in (claims_table(summary), registered_table(summary)) if t]
-    tables += [t for t in (joint_claims_table(summary), frontier_table(summary), dominance_table(summary)) if t]
-    tables += [t for t in (certified_table(summary),) if t is not None]
-    tables.append(methods_table(summary))
-    adv = advglue_table(summary)
-    if adv:
-        tables.append(adv)
-    tables += [evaluation_table(ev) for ev in summary["evaluations"]]
-    tables += training_size_tables(summary) + probe_tables(summary)
-    tables += [anchors_table(summary), deviations_table(summary)]
-    return tables
+    return Table("Overview", [*columns, "verdict"], rows, [note], section="overview")
 
 
 def baselines_paired(summary: dict) -> list[str]:
     """The baselines the differences were taken against (the summary's rule picks one per model, task and size)."""
-    named = [
-        row["vs_baseline"]["baseline"] for ev in summary["evaluations"] for row in ev["rows"] if row.get("vs_baseline")
-    ]
-    named += [a["vs_baseline"]["baseline"] for a in summary["advglue"].values() if a.get("vs_baseline")]
-    return sorted(set(named))
+    paired = [row for ev in summary["evaluations"] for row in ev["rows"]] + list(summary["advglue"].values())
+    return sorted({row["vs_baseline"]["baseline"] for row in paired if row.get("vs_baseline")})
 
 
 def overview_for_page(summary: dict) -> Table:
@@ -713,19 +395,17 @@ def overview_for_page(summary: dict) -> Table:
     return table
 
 
-def unrun_in_one_line(table: Table, what: str) -> Table:
-    """`table` without its rows whose last cell is "not run", counted in one note by their first cell instead (the
-    published anchors: most are for tasks and backbones a study did not run)."""
-    unrun = [row for row in table.rows if row[-1] == "not run"]
-    if not unrun:
-        return table
-    groups = {row[0]: sum(r[0] == row[0] for r in unrun) for row in unrun}
-    note = f"Not run: {len(unrun)} of {len(table.rows)} {what} ({', '.join(f'{g} {n}' for g, n in groups.items())})."
-    kept = [row for row in table.rows if row[-1] != "not run"]
-    return Table(table.title, table.columns, kept, [note, *table.notes], table.section, table.caption)
+def all_tables(summary: dict, lead: list[Table] = (), end: list[Table] = ()) -> list[Table]:
+    """The report's tables in order: the overview, `lead` (the claims plug-ins' verdicts), the data's tables, then
+    `end` (the plug-ins' reference material)."""
+    tables = [overview_table(summary), *lead]
+    tables += [t for t in (certified_table(summary),) if t is not None]
+    tables.append(methods_table(summary))
+    tables += [t for t in (advglue_table(summary),) if t is not None]
+    tables += [evaluation_table(ev) for ev in summary["evaluations"]]
+    return tables + training_size_tables(summary) + probe_tables(summary) + list(end)
 
 
-def page_tables(summary: dict) -> list[Table]:
-    """`all_tables` as the HTML page shows them: the overview naming its baseline, unrun anchors in one line."""
-    pages = {"overview": overview_for_page(summary), "anchors": unrun_in_one_line(anchors_table(summary), "anchors")}
-    return [pages.get(t.section, t) for t in all_tables(summary)]
+def page_tables(summary: dict, lead: list[Table] = (), end: list[Table] = ()) -> list[Table]:
+    """`all_tables` as the HTML page shows them: the overview naming its baseline."""
+    return [overview_for_page(summary) if t.section == "overview" else t for t in all_tables(summary, lead, end)]

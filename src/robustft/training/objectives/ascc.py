@@ -21,7 +21,7 @@ from robustft.adversary.hull import HullSettings, adversarial_embeddings, kl_gai
 from robustft.data.batching import model_inputs
 from robustft.data.tasks import get_task
 from robustft.errors import ConfigError
-from robustft.training.objectives.base import Objective, register_objective
+from robustft.training.objectives.base import Objective
 from robustft.training.objectives.embedding import check_adversary_grad
 from robustft.training.objectives.textdefender import textdefender_training
 
@@ -92,13 +92,15 @@ class HullObjective(Objective):
 RELEASE_SCHEDULE = {"warmup_ratio": 0.0, "lr_schedule": "constant"}
 
 
-@register_objective("ascc")
 class ASCC(HullObjective):
+    name = "ascc"
+    default_steps = 5
+
     def __init__(
         self,
         beta: float = 4.0,
         entropy_weight: float = 10.0,
-        steps: int = 5,
+        steps: int = default_steps,
         lr: float = 1.0,
         weight_decay: float = 2e-5,
         entropy_norm: float | str | None = "tokens",

@@ -7,9 +7,7 @@ trainable ones from `modules()` so the loop optimises and checkpoints them with 
 
 from __future__ import annotations
 
-import difflib
 import inspect
-import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -17,31 +15,6 @@ from typing import Any, ClassVar
 
 import torch
 from torch import nn
-
-from robustft.config import register_group_check
-from robustft.errors import ConfigError
-
-OBJECTIVES: dict[str, type[Objective]] = {}
-
-
-def register_objective(name: str):
-    def wrap(cls):
-        cls.name = name
-        OBJECTIVES[name] = cls
-        return cls
-
-    return wrap
-
-
-def build_objective(name: str, params: dict[str, Any] | None = None) -> Objective:
-    # Objectives register on import; importing the package module pulls every built-in one in.
-    import robustft.training.objectives  # noqa: F401
-
-    check_method_args(name, params or {})
-    try:
-        return OBJECTIVES[name](**(params or {}))
-    except TypeError as exc:
-        raise ConfigError(f"bad parameters for method '{name}': {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -85,33 +58,6 @@ def declared_args(cls: type) -> dict[str, Any]:
     return {name: hints.get(name, Any) for name in names}
 
 
-def check_method_args(name: str, args: dict[str, Any]) -> None:
-    """The method exists and each of `args` is one of its declared arguments, of its type and in its range; else one
-    ConfigError naming `method_args.KEY` (with the closest name for a misspelled one)."""
-    import robustft.training.objectives  # noqa: F401 - registers the built-in objectives
-
-    if name not in OBJECTIVES:
-        close = difflib.get_close_matches(name, list(OBJECTIVES), n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        raise ConfigError(f"unknown method '{name}'; {hint}known: {', '.join(sorted(OBJECTIVES))}")
-    cls = OBJECTIVES[name]
-    declared = declared_args(cls)
-    bounds = {**ARG_BOUNDS, **cls.arg_bounds}
-    for key, value in args.items():
-        where = f"method_args.{key}"
-        if key not in declared:
-            close = difflib.get_close_matches(key, list(declared), n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            raise ConfigError(f"{where}: method '{name}' has no such argument; {hint}it has {', '.join(declared)}")
-        if not fits(value, declared[key]):
-            raise ConfigError(f"{where}: method '{name}' expects {type_name(declared[key])}, got {value!r}")
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if number and not math.isfinite(value):
-            raise ConfigError(f"{where}: must be a finite number, got {value}")
-        if number and key in bounds and not bounds[key].holds(value):
-            raise ConfigError(f"{where}: must be {bounds[key]}, got {value}")
-
-
 def fits(value, hint) -> bool:
     """Whether `value` (from YAML or the command line) is of the declared type; an int is a float, a bool is not."""
     if hint is Any:
@@ -138,10 +84,6 @@ def type_name(hint) -> str:
     return "a list" if origin in (tuple, list) else names.get(origin, getattr(origin, "__name__", str(origin)))
 
 
-# `--method_args.*` of a train config is checked when the config is built, before any data or model loads
-register_group_check("method_args", lambda cfg: check_method_args(cfg.method, cfg.method_args))
-
-
 @dataclass
 class TrainContext:
     """What an objective may need at set-up: the tokenizer, task and where the run lives."""
@@ -161,6 +103,10 @@ class Objective:
     module_weight_decay: ClassVar[dict[str, float]] = {}
     # Ranges of this objective's numeric arguments beyond (or narrower than) the shared ARG_BOUNDS.
     arg_bounds: ClassVar[dict[str, Bounds]] = {}
+    # Declared costs the bench prices by (bench/costs.py): ascent steps a step takes by default, noisy copies each
+    # prediction votes over.
+    default_steps: ClassVar[int | None] = None
+    copies: ClassVar[int] = 1
 
     @classmethod
     def preset(cls, task: str) -> dict[str, Any]:

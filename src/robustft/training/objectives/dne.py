@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from robustft.adversary import dne
 from robustft.defenses.settings import EnsembleSettings
 from robustft.models.im import adversary_gradients
-from robustft.training.objectives.base import ABOVE_0, AT_LEAST_0, AT_LEAST_1, register_objective
+from robustft.training.objectives.base import ABOVE_0, AT_LEAST_0, AT_LEAST_1
 from robustft.training.objectives.embedding import check_adversary_grad
 from robustft.training.objectives.ensemble import EnsembleObjective
 from robustft.training.objectives.textdefender import textdefender_training
@@ -29,8 +29,8 @@ DEVIATIONS = [
 ]
 
 
-@register_objective("dne")
 class DNE(EnsembleObjective):
+    name = "dne"
     arg_bounds = {
         **EnsembleObjective.arg_bounds,
         "alpha": ABOVE_0,
@@ -38,15 +38,16 @@ class DNE(EnsembleObjective):
         "neighbours": AT_LEAST_1,
         "steps": AT_LEAST_0,
     }
+    default_steps, copies = 3, 12
 
     def __init__(
         self,
         alpha: float = 1.0,
         decay: float = 0.5,
         neighbours: int = 50,
-        steps: int = 3,
+        steps: int = default_steps,
         step_size: float = 10.0,
-        copies: int = 12,
+        copies: int = copies,
         vote: str = "logits",
         seed: int = 0,
         chunk: int = 32,

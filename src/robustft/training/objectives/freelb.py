@@ -19,13 +19,12 @@ import torch.nn.functional as F
 
 from robustft.adversary.embedding_delta import ACCUMULATE_MODES, DeltaSettings, free_steps
 from robustft.errors import ConfigError
-from robustft.training.objectives.base import register_objective
 from robustft.training.objectives.embedding import EmbeddingObjective
 from robustft.training.objectives.textdefender import textdefender_training
 
 
-@register_objective("freelb")
 class FreeLB(EmbeddingObjective):
+    name = "freelb"
     default_steps = 5
 
     def __init__(
@@ -78,9 +77,10 @@ class FreeLB(EmbeddingObjective):
         return total, {"adv_ce": total.item(), "delta_norm": delta.flatten(1).norm(dim=1).mean().item()}
 
 
-@register_objective("freelbpp")
 class FreeLBPlusPlus(FreeLB):
     """FreeLB++: no norm bound and more steps (10 by default: TextDefender's IMDB setting)."""
+
+    name = "freelbpp"
 
     default_steps = 10
     TEXTDEFENDER_STEPS = {"imdb": 10, "sst2": 30, "ag_news": 30}  # TextDefender (Li et al. 2021)

@@ -32,7 +32,6 @@ from torch import nn
 
 from robustft.adversary.embedding_delta import ACCUMULATE_MODES, DeltaSettings, free_steps
 from robustft.errors import ConfigError
-from robustft.training.objectives.base import register_objective
 from robustft.training.objectives.embedding import EmbeddingObjective
 from robustft.training.objectives.textdefender import textdefender_training
 
@@ -70,11 +69,13 @@ def anchored_positions(delta_grad: torch.Tensor, attention_mask: torch.Tensor, c
     return out
 
 
-@register_objective("infobert")
 class InfoBERT(EmbeddingObjective):
+    name = "infobert"
+    default_steps = 3
+
     def __init__(
         self,
-        steps: int = 3,
+        steps: int = default_steps,
         step_size: float = 4e-2,
         init_mag: float = 8e-2,
         max_norm: float = 0.0,

@@ -9,21 +9,23 @@ import torch.nn.functional as F
 from robustft.adversary.embedding_delta import DeltaSettings, ascend, ce_gain
 from robustft.adversary.embeds import forward_embeds, word_embeddings
 from robustft.data.batching import model_inputs
-from robustft.training.objectives.base import register_objective
 from robustft.training.objectives.embedding import EmbeddingObjective
 from robustft.training.objectives.textdefender import textdefender_training
 
 
-@register_objective("pgd")
 class PGD(EmbeddingObjective):
     """Defaults are TextDefender's: 5 steps of 0.03, init 0.05, L2, no norm bound.
 
     clean_weight > 0 adds that much clean cross-entropy (0 = Madry's adversarial-only loss).
     """
 
+    name = "pgd"
+
+    default_steps = 5
+
     def __init__(
         self,
-        steps: int = 5,
+        steps: int = default_steps,
         step_size: float = 0.03,
         init_mag: float = 0.05,
         max_norm: float = 0.0,

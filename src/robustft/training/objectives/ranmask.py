@@ -15,7 +15,7 @@ import dataclasses
 
 from robustft.defenses.settings import EnsembleSettings
 from robustft.errors import ConfigError
-from robustft.training.objectives.base import AT_LEAST_0, register_objective
+from robustft.training.objectives.base import AT_LEAST_0
 from robustft.training.objectives.ensemble import SHARE_BELOW_1, EnsembleObjective, noisy_cross_entropy
 from robustft.training.objectives.textdefender import textdefender_training
 
@@ -25,20 +25,21 @@ DEVIATIONS = [
 ]
 
 
-@register_objective("ranmask")
 class RanMASK(EnsembleObjective):
+    name = "ranmask"
     arg_bounds = {
         **EnsembleObjective.arg_bounds,
         "rate": SHARE_BELOW_1,
         "predict_rate": SHARE_BELOW_1,
         "min_keep": AT_LEAST_0,
     }
+    copies = 100
 
     def __init__(
         self,
         rate: float = 0.9,
         min_keep: int = 2,
-        copies: int = 100,
+        copies: int = copies,
         vote: str = "logits",
         predict_rate: float | None = None,
         seed: int = 0,

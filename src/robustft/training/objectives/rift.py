@@ -39,7 +39,6 @@ from robustft.adversary.hull import HullSettings
 from robustft.data.batching import model_inputs
 from robustft.errors import ConfigError
 from robustft.training.objectives.ascc import RELEASE_WARMUP, HullObjective
-from robustft.training.objectives.base import register_objective
 
 # The release's training recipes (rift_train.py): AdamW lr 2e-5, 20 epochs, the LR warm-up of lr_factor()
 # and no other schedule (its MultiStep milestones 50 and 80 are never reached), weight decay by weight_decay(),
@@ -102,10 +101,11 @@ def info_nce(students: torch.Tensor, teachers: torch.Tensor, tau: float) -> torc
     return F.cross_entropy(scores, torch.arange(len(students), device=scores.device))
 
 
-@register_objective("rift")
 class RIFT(HullObjective):
+    name = "rift"
     class_balanced_batches = True
     default_beta, default_alpha = 10.0, 0.1
+    recipe: str | None = None  # the release recipe it presets on every task; None: the task's own, if any
 
     def __init__(
         self,
@@ -148,7 +148,10 @@ class RIFT(HullObjective):
 
     @classmethod
     def preset(cls, task):
-        return _recipe(task)
+        recipe = RELEASE_RECIPES.get(cls.recipe or task)
+        if recipe is None:
+            return {}
+        return {**recipe, "method_args": {**recipe["method_args"], "im_adversary_grad": "exact"}}
 
     @classmethod
     def deviations(cls, cfg) -> list[str]:
@@ -258,30 +261,19 @@ class RIFT(HullObjective):
         return torch.stack(terms).sum()
 
 
-@register_objective("rift-imdb")
 class RiftImdb(RIFT):
     """The release's IMDB recipe (on any task): beta 10, alpha 0.1, batch 32, max length 300."""
 
+    name = "rift-imdb"
+
     default_beta, default_alpha = 10.0, 0.1
-
-    @classmethod
-    def preset(cls, task):
-        return _recipe("imdb")
+    recipe = "imdb"
 
 
-@register_objective("rift-snli")
 class RiftSnli(RIFT):
     """The release's SNLI recipe (on any task): beta 5, alpha 0.7, batch 120, max length 80."""
 
+    name = "rift-snli"
+
     default_beta, default_alpha = 5.0, 0.7
-
-    @classmethod
-    def preset(cls, task):
-        return _recipe("snli")
-
-
-def _recipe(task: str) -> dict:
-    recipe = RELEASE_RECIPES.get(task)
-    if recipe is None:
-        return {}
-    return {**recipe, "method_args": {**recipe["method_args"], "im_adversary_grad": "exact"}}
+    recipe = "snli"

@@ -11,7 +11,6 @@ certificate are the defense's (`robustft.defenses.safer`); this is only the loss
 from __future__ import annotations
 
 from robustft.defenses.settings import EnsembleSettings
-from robustft.training.objectives.base import register_objective
 from robustft.training.objectives.ensemble import EnsembleObjective, noisy_cross_entropy
 from robustft.training.objectives.textdefender import textdefender_training
 
@@ -21,9 +20,11 @@ DEVIATIONS = [
 ]
 
 
-@register_objective("safer")
 class SAFER(EnsembleObjective):
-    def __init__(self, copies: int = 100, vote: str = "logits", seed: int = 0, chunk: int = 32):
+    name = "safer"
+    copies = 100
+
+    def __init__(self, copies: int = copies, vote: str = "logits", seed: int = 0, chunk: int = 32):
         super().__init__(EnsembleSettings("safer", copies=copies, vote=vote, seed=seed, chunk=chunk))
 
     @classmethod

@@ -5,11 +5,12 @@ from __future__ import annotations
 import torch.nn.functional as F
 
 from robustft.data.batching import model_inputs
-from robustft.training.objectives.base import Objective, register_objective
+from robustft.training.objectives.base import Objective
 
 
-@register_objective("standard")
 class Standard(Objective):
+    name = "standard"
+
     def __init__(self, label_smoothing: float = 0.0):
         self.label_smoothing = label_smoothing
 

@@ -9,19 +9,21 @@ import torch.nn.functional as F
 
 from robustft.adversary.embedding_delta import DeltaSettings, ascend, kl
 from robustft.adversary.embeds import forward_embeds, word_embeddings
-from robustft.training.objectives.base import register_objective
 from robustft.training.objectives.embedding import EmbeddingObjective
 from robustft.training.objectives.textdefender import textdefender_training
 
 
-@register_objective("trades")
 class TRADES(EmbeddingObjective):
     """Defaults: beta 6 (TRADES), 5 normalised L2 steps of 0.03 from 0.001 * N(0, 1), no norm bound."""
+
+    name = "trades"
+
+    default_steps = 5
 
     def __init__(
         self,
         beta: float = 6.0,
-        steps: int = 5,
+        steps: int = default_steps,
         step_size: float = 0.03,
         init_mag: float = 0.001,
         max_norm: float = 0.0,

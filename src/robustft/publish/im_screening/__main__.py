@@ -1,3 +1,0 @@
-from robustft.publish.im_screening.cli import main
-
-raise SystemExit(main())

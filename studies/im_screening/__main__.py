@@ -1,0 +1,3 @@
+from studies.im_screening.cli import main
+
+raise SystemExit(main())
