@@ -9,15 +9,14 @@ import torch
 from torch import nn
 
 from robustft import resources
-from robustft.adversary.a2t import A2TAttack, A2TSettings, Outcome
-from robustft.adversary.candidates import CandidateBuilder
-from robustft.config import TrainConfig, validate
+from robustft.config import TrainConfig
 from robustft.data.batching import collate, encode
 from robustft.data.example import Example
 from robustft.data.tasks import get_task
+from robustft.defenses.a2t import A2T, A2TSettings, Outcome
 from robustft.errors import ConfigError
 from robustft.models.factory import tiny_bert
-from robustft.training.objectives import build_objective
+from robustft.training.objectives import build_objective, check_method_args
 
 SST2 = get_task("sst2")
 
@@ -68,9 +67,14 @@ def batch():
     }
 
 
+def unused_encoder(texts):
+    raise AssertionError("the stub attack compares no sentences")
+
+
 def objective(wins, **args):
     obj = build_objective("a2t", {"clean_epochs": 0, "im_adversary_grad": "model", **args})
-    obj.attack = StubAttack(wins)
+    obj.defense = A2T(obj.settings, tiny_bert(2, seed=0)[1], SST2, {}, unused_encoder)
+    obj.defense.attack = StubAttack(wins)
     return obj
 
 
@@ -85,9 +89,9 @@ def test_textattack_mix_is_the_mean_over_clean_and_collected_rows_at_equal_weigh
     expected = (clean_sum() + ce(12, 0) + ce(14, 0)) / 7
     assert loss.item() == pytest.approx(expected, rel=1e-6)
     assert logs["adv_rows"] == 2
-    attacked = [f for call in obj.attack.calls for f in call]
+    attacked = [f for call in obj.defense.attack.calls for f in call]
     assert sorted(attacked) == sorted(set(attacked))  # no row attacked twice
-    assert all(len(call) <= 2 for call in obj.attack.calls)  # each round asks for no more than it still needs
+    assert all(len(call) <= 2 for call in obj.defense.attack.calls)  # each round asks for no more than it still needs
 
 
 def test_textattack_mix_weighs_adversarial_rows_by_alpha_inside_the_mean():
@@ -100,7 +104,7 @@ def test_textattack_mix_stops_at_the_wanted_number_of_successes():
     # every row can succeed; ceil(0.2 * 5) = 1 wanted: one row attacked, one adversarial row in the mean
     obj = objective(set(FIRSTS), share=0.2)
     loss, logs = obj.loss(FirstTokenModel(), batch())
-    (attacked,) = obj.attack.calls
+    (attacked,) = obj.defense.attack.calls
     (first,) = attacked
     label = LABELS[FIRSTS.index(first)]
     assert loss.item() == pytest.approx((clean_sum() + ce(first + 10, label)) / 6, rel=1e-6)
@@ -111,8 +115,9 @@ def test_textattack_mix_attacks_on_until_a_success_and_tries_each_row_once():
     torch.manual_seed(3)
     obj = objective({5}, share=0.2)  # one success wanted, only row 5 can give it
     loss, logs = obj.loss(FirstTokenModel(), batch())
-    attacked = [f for call in obj.attack.calls for f in call]
-    assert attacked[-1] == 5 and len(attacked) == len(set(attacked)) and all(len(c) == 1 for c in obj.attack.calls)
+    calls = obj.defense.attack.calls
+    attacked = [f for call in calls for f in call]
+    assert attacked[-1] == 5 and len(attacked) == len(set(attacked)) and all(len(c) == 1 for c in calls)
     assert loss.item() == pytest.approx((clean_sum() + ce(15, 1)) / 6, rel=1e-6)
 
 
@@ -120,7 +125,7 @@ def test_textattack_mix_without_a_success_is_the_clean_mean():
     obj = objective(set(), share=0.4)
     loss, logs = obj.loss(FirstTokenModel(), batch())
     assert loss.item() == pytest.approx(clean_sum() / 5, rel=1e-6)
-    assert sorted(f for call in obj.attack.calls for f in call) == FIRSTS  # every row tried once
+    assert sorted(f for call in obj.defense.attack.calls for f in call) == FIRSTS  # every row tried once
     assert logs["adv_rows"] == 0
 
 
@@ -128,15 +133,15 @@ def test_batch_means_mix_is_the_clean_mean_plus_alpha_times_the_adversarial_mean
     obj = objective({2, 4}, share=1.0, alpha=0.5, mix="batch-means")
     loss, _ = obj.loss(FirstTokenModel(), batch())
     assert loss.item() == pytest.approx(clean_sum() / 5 + 0.5 * (ce(12, 0) + ce(14, 0)) / 2, rel=1e-6)
-    assert [sorted(call) for call in obj.attack.calls] == [FIRSTS]  # one round: the attacked share, all at once
+    assert [sorted(call) for call in obj.defense.attack.calls] == [FIRSTS]  # one round: the attacked share, all at once
 
 
 def test_mix_is_checked_and_recorded():
     with pytest.raises(ConfigError, match=r"method_args\.mix: expected one of textattack, batch-means, got 'equal'"):
         build_objective("a2t", {"mix": "equal"})
     with pytest.raises(ConfigError, match=r"method_args\.mix"):
-        validate(TrainConfig(method="a2t", method_args={"mix": 1}))
-    assert build_objective("a2t").mix == "textattack"
+        check_method_args("a2t", {"mix": 1})
+    assert build_objective("a2t").settings.mix == "textattack"
     cls = type(build_objective("a2t"))
     assert cls.preset("sst2")["method_args"]["mix"] == "textattack"
     batch_means = TrainConfig(method="a2t", method_args={"mix": "batch-means"})
@@ -148,7 +153,7 @@ def test_a2t_freezes_exactly_nltks_english_stopwords(tiny_tok):
     nltk.data.path.insert(0, os.environ.get("NLTK_DATA") or str(resources.data_root() / "nltk_data"))
     from nltk.corpus import stopwords
 
-    attack = A2TAttack(CandidateBuilder(tiny_tok, SST2, {}), A2TSettings(similarity=0.0))
+    attack = A2T(A2TSettings(similarity=0.0), tiny_tok, SST2, {})
     assert attack.stopwords == frozenset(stopwords.words("english"))
     assert len(attack.stopwords) == 179 and "the" in attack.stopwords and "above" in attack.stopwords
     assert "however" not in attack.stopwords  # in TextFooler's 266, not in NLTK's
@@ -192,7 +197,7 @@ def test_at_a_flip_the_most_similar_success_is_kept(favour):
 
     examples = [Example("the film was good", 1)]
     data = collate(encode(tok, examples, 32), tok.pad_token_id)
-    attack = A2TAttack(CandidateBuilder(tok, SST2, {"good": ["bad", "awful"]}), A2TSettings(similarity=0.9), encoder)
-    outcome = attack(model, data)
+    attack = A2T(A2TSettings(similarity=0.9), tok, SST2, {"good": ["bad", "awful"]}, encoder)
+    outcome = attack.attack(model, data)
     assert outcome.success.tolist() == [True]
     assert tok.decode(outcome.input_ids[0], skip_special_tokens=True) == f"the film was {favour}"

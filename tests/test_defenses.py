@@ -10,13 +10,12 @@ import torch
 from scipy.stats import beta
 
 from robustft.adversary import dne, smoothing
-from robustft.adversary.a2t import A2TAttack, A2TSettings
-from robustft.adversary.candidates import CandidateBuilder
 from robustft.attacks.victim import Victim
 from robustft.cli import main
 from robustft.data.batching import collate, encode
 from robustft.data.example import Example
 from robustft.data.tasks import get_task
+from robustft.defenses.a2t import A2T, A2TSettings
 from robustft.defenses.ensemble import EnsembleClassifier, as_ensemble
 from robustft.defenses.registry import defense_for
 from robustft.defenses.settings import CONFIG_KEY, EnsembleSettings
@@ -171,8 +170,8 @@ def test_a2t_flips_a_trained_model_within_its_word_budget_and_never_touches_stop
         "the": ["a"],
         "film": ["movie"],
     }
-    attack = A2TAttack(CandidateBuilder(tok, SST2, neighbors), A2TSettings(similarity=0.0))
-    outcome = attack(model.train(), batch)
+    attack = A2T(A2TSettings(similarity=0.0), tok, SST2, neighbors)
+    outcome = attack.attack(model.train(), batch)
     assert model.training  # the attack ran in eval mode and gave the mode back
     assert outcome.success.all() and all(1 <= c <= 4 for c in outcome.changed)
     for row, example in enumerate(examples):

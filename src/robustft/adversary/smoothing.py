@@ -21,7 +21,6 @@ token ids, so the victim's and the evaluation's batches need no re-tokenising. O
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import torch
@@ -129,9 +128,8 @@ def set_overlap(v: int, sets: dict[int, set[int]]) -> float:
     return min(len(own & sets.get(u, {u})) / max(len(own), len(sets.get(u, {u}))) for u in own)
 
 
-@functools.lru_cache(maxsize=8)
-def _cached_table(key, tokenizer_ref, width: int, second_order: bool) -> NeighbourTable:
-    return build_table(tokenizer_ref(), resources.counterfitted_neighbors(), width, second_order)
+# the counter-fitted tables by (tokenizer, width, second order): a handful per process
+_TABLES: dict[tuple, NeighbourTable] = {}
 
 
 def neighbour_table(
@@ -141,8 +139,10 @@ def neighbour_table(
     shape: about two seconds)."""
     if neighbors is not None:
         return build_table(tokenizer, neighbors, width, second_order)
-    key = (getattr(tokenizer, "name_or_path", ""), len(tokenizer), type(tokenizer).__name__)
-    return _cached_table(key, lambda: tokenizer, width, second_order)
+    key = (getattr(tokenizer, "name_or_path", ""), len(tokenizer), type(tokenizer).__name__, width, second_order)
+    if key not in _TABLES:
+        _TABLES[key] = build_table(tokenizer, resources.counterfitted_neighbors(), width, second_order)
+    return _TABLES[key]
 
 
 @dataclass

@@ -22,7 +22,9 @@ figure is read against the accuracy of the classifier it certifies.
 
 from __future__ import annotations
 
+import torch
 from scipy.stats import beta
+from tqdm.auto import tqdm
 
 from robustft.data.batching import encode
 from robustft.defenses.ensemble import EnsembleClassifier
@@ -44,8 +46,13 @@ def certify_records(
 ) -> list[dict]:
     """Each example's certificate: the true label's votes, its lower bound, the vote classifier's prediction and
     the defense's verdict."""
+    if not examples:
+        return []
     counting = model.with_settings(copies=samples, vote="votes", seed=model.settings.seed + 1)
-    shares = class_probs(counting, tokenizer, examples, **predict_kwargs)
+    # one example at a time, so that the bar moves per example (a batch of examples was one step of minutes): an
+    # example's noisy copies do not depend on its batch (ensemble.row_generator)
+    bar = tqdm(examples, desc="certify", unit="example", disable=not predict_kwargs.pop("progress", False))
+    shares = torch.cat([class_probs(counting, tokenizer, [example], **predict_kwargs) for example in bar])
     items = encode(tokenizer, examples, predict_kwargs.get("max_length", 128))
     out = []
     for row, (example, item) in enumerate(zip(examples, items, strict=True)):
