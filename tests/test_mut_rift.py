@@ -10,8 +10,7 @@ import torch
 from torch import nn
 
 from robustft.adversary.embeds import forward_embeds
-from robustft.data.batching import collate, encode, model_inputs
-from robustft.data.example import Example
+from robustft.data.batching import model_inputs
 from robustft.data.tasks import get_task
 from robustft.errors import ConfigError, RobustftError
 from robustft.models.factory import tiny_bert
@@ -27,8 +26,7 @@ from robustft.training.objectives.rift import (
     projection_head,
     tap,
 )
-
-NEIGHBORS = {"good": ["great", "fine"], "bad": ["awful", "poor"], "film": ["movie"]}
+from test_rift import NEIGHBORS, batch_of, rift  # the same tiny RIFT set-up as the module's older tests
 
 
 def hand_info_nce(students, teachers, tau):
@@ -62,18 +60,6 @@ def hand_ce(logits, labels):
         for row, y in zip(logits.tolist(), labels.tolist(), strict=True)
     ]
     return sum(rows) / len(rows)
-
-
-def rift(model, tok, **args):
-    objective = build_objective("rift", {"teacher": "copy", "steps": 2, **args})
-    objective.neighbors = NEIGHBORS
-    objective.setup(model, TrainContext(tok, get_task("sst2"), "tiny"))
-    return objective
-
-
-def batch_of(tok):
-    examples = [Example("a good film", 1), Example("a bad film", 0), Example("good", 1), Example("bad film", 0)]
-    return collate(encode(tok, examples, 16), tok.pad_token_id)
 
 
 def test_info_nce_is_the_hand_written_cross_entropy_of_cosines():
